@@ -1,0 +1,30 @@
+# shellcheck shell=sh
+# The guest is the machine the topology describes, with the protections on.
+
+nodes=$(cat /sys/devices/system/node/online)
+ktap_diag "nodes online: $nodes, with memory: $(cat /sys/devices/system/node/has_memory)," \
+	"cpus online: $(cat /sys/devices/system/cpu/online)"
+
+count_range() {
+	# "0-2,4" -> 4
+	echo "$1" | tr ',' '\n' | awk -F- '{ n += (NF == 2) ? $2 - $1 + 1 : 1 } END { print n }'
+}
+ktap_check nodes_as_in_topology [ "$(count_range "$nodes")" = "${ktv_nodes:-?}" ]
+ktap_check cpus_as_in_topology [ "$(count_range "$(cat /sys/devices/system/cpu/online)")" = "${ktv_cpus:-?}" ]
+
+meltdown=$(cat /sys/devices/system/cpu/vulnerabilities/meltdown)
+ktap_diag "meltdown: $meltdown"
+ktap_check pti_enabled [ "$meltdown" = "Mitigation: PTI" ]
+
+# KASLR: the image is not at both default addresses when it is on (both at
+# the default by chance: about 1 in 250000).
+stext=$(awk '$3 == "_stext" { print $1 }' /proc/kallsyms)
+phys=$(awk -F'[- :]+' '/Kernel code/ { print $2; exit }' /proc/iomem)
+ktap_diag "_stext at 0x$stext, kernel code at physical 0x$phys"
+ktap_check kaslr_active [ "$stext" != ffffffff81000000 ] || [ "$phys" != 01000000 ]
+
+if grep -qw la57 /proc/cpuinfo; then levels=5; else levels=4; fi
+ktap_diag "paging levels: $levels"
+ktap_check paging_as_in_topology [ "$levels" = "${ktv_levels:-?}" ]
+
+ktap_check no_wx_pages dmesg_has "Checked W+X mappings: passed, no W+X pages found"

@@ -1,0 +1,111 @@
+# shellcheck shell=bash
+# Common definitions for the workflow scripts. Sourced, never run.
+#
+# Inputs (environment, all optional):
+#   BASE   kernel base: 6.12 (primary) or 6.1 (backport)          [6.12]
+#   REV    series revision: v1, v2, ... or "base" (pristine)      [newest]
+#   WORK   work area outside the repo                             [~/.cache/ktext-repl]
+#   CONFIG config name: a fragment set in qemu-smoke/configs/     [smoke]
+
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+WORK=${WORK:-$HOME/.cache/ktext-repl}
+BASE=${BASE:-6.12}
+CONFIG=${CONFIG:-smoke}
+KNOWN_BASES="6.12 6.1"
+
+# The identity of the pristine import commit is fixed, so that the base
+# commit (and every series' base-commit: line) is the same on every machine.
+IMPORT_IDENT_NAME="linux-source import"
+IMPORT_IDENT_EMAIL="import@linux-source.invalid"
+IMPORT_DATE="2000-01-01T00:00:00Z"
+export IMPORT_IDENT_NAME IMPORT_IDENT_EMAIL IMPORT_DATE
+
+die() { printf '%s: error: %s\n' "${0##*/}" "$*" >&2; exit 1; }
+say() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
+
+case " $KNOWN_BASES " in
+*" $BASE "*) ;;
+*) die "unknown BASE '$BASE': known bases are: $KNOWN_BASES" ;;
+esac
+
+# Where the revisions of this base live.
+if [ "$BASE" = 6.12 ]; then
+	SERIES_ROOT=$REPO
+else
+	SERIES_ROOT=$REPO/backports/$BASE
+fi
+TARBALL=/usr/src/linux-source-$BASE.tar.xz
+export TARBALL
+
+# Revisions that exist for this base, oldest first.
+list_revs() {
+	local d
+	for d in "$SERIES_ROOT"/series-v*; do
+		if [ -f "$d/series" ]; then printf '%s\n' "${d##*/series-}"; fi
+	done | sort -V
+}
+
+if [ -z "${REV:-}" ]; then
+	REV=$(list_revs | tail -n 1)
+	REV=${REV:-base}
+fi
+case "$REV" in
+base) SERIES_DIR= ;;
+v[0-9]*)
+	SERIES_DIR=$SERIES_ROOT/series-$REV
+	[ -f "$SERIES_DIR/series" ] ||
+		die "no revision '$REV' for base $BASE (no $SERIES_DIR/series); known: $(list_revs | tr '\n' ' ')base"
+	;;
+*) die "bad REV '$REV': expected v1, v2, ... or base" ;;
+esac
+
+TREE=$WORK/trees/$BASE-$REV
+BUILD=$WORK/build/$BASE-$REV-$CONFIG
+export REPO WORK BASE REV CONFIG SERIES_DIR TREE BUILD
+
+# Print the series' patches, in order, as paths.
+series_patches() {
+	local p
+	[ -n "$SERIES_DIR" ] || return 0
+	while read -r p; do
+		case "$p" in '' | '#'*) continue ;; esac
+		printf '%s\n' "$SERIES_DIR/$p"
+	done <"$SERIES_DIR/series"
+}
+
+# format-patch options shared by export and the "is it exported?" check.
+# No signature, zero commit ids: the files do not depend on the machine.
+fmt_patch() {
+	git -C "$TREE" format-patch --quiet --zero-commit --no-signature \
+		--base=base -o "$1" base..HEAD
+}
+
+# Count the work tree's commits whose patch is not in the series directory.
+# Prints the count; 0 means the series directory holds exactly the tree.
+unexported_count() {
+	local tmp n=0 f
+	tmp=$(mktemp -d)
+	fmt_patch "$tmp"
+	for f in "$tmp"/*.patch; do
+		[ -e "$f" ] || continue
+		if [ -z "$SERIES_DIR" ] || ! cmp -s "$f" "$SERIES_DIR/${f##*/}"; then
+			n=$((n + 1))
+		fi
+	done
+	rm -rf "$tmp"
+	echo "$n"
+}
+
+tree_dirty() {
+	[ -n "$(git -C "$TREE" status --porcelain --untracked-files=normal)" ]
+}
+
+need() {
+	local t
+	for t in "$@"; do
+		command -v "$t" >/dev/null 2>&1 ||
+			die "missing tool '$t': run 'make deps' (or apt-get install the package that has it)"
+	done
+}

@@ -1,0 +1,38 @@
+#!/bin/bash
+# Boot the built kernel for BASE/REV/CONFIG on every topology of the matrix
+# (or on TOPO only), print one row per topology, exit non-zero on any failure.
+# APPEND adds kernel parameters; TIMEOUT is the hard limit per boot (s).
+. "$(dirname "$0")/lib.sh"
+need qemu-system-x86_64 python3
+
+kernel=$BUILD/arch/x86/boot/bzImage
+initrd=$BUILD/initramfs.cpio.gz
+[ -f "$kernel" ] || die "no $kernel: run 'make build REV=$REV BASE=$BASE CONFIG=$CONFIG'"
+[ -f "$initrd" ] || die "no $initrd: run 'make initramfs'"
+
+topodir=$REPO/qemu-smoke/topologies
+if [ -n "${TOPO:-}" ]; then
+	[ -f "$topodir/$TOPO.topo" ] ||
+		die "unknown TOPO '$TOPO': known are $(cd "$topodir" && ls ./*.topo | sed 's,^\./,,; s,\.topo$,,' | tr '\n' ' ')"
+	topos=("$topodir/$TOPO.topo")
+else
+	topos=("$topodir"/*.topo)
+fi
+
+expect=()
+if grep -q '^CONFIG_KERNEL_REPLICATION=y' "$BUILD/.config"; then
+	expect=(--expect-repl)
+fi
+results=$WORK/results/$BASE-$REV-$CONFIG
+header=(--header)
+rc=0
+for t in "${topos[@]}"; do
+	name=${t##*/}
+	name=${name%.topo}
+	python3 "$REPO/qemu-smoke/boot.py" "${header[@]}" "${expect[@]}" \
+		--kernel "$kernel" --initrd "$initrd" --topo "$t" \
+		--out "$results/$name" --timeout "${TIMEOUT:-150}" \
+		--append "${APPEND:-}" --label "$BASE-$REV-$CONFIG" || rc=1
+	header=()
+done
+exit $rc

@@ -1,0 +1,79 @@
+#!/bin/bash
+# Make the work tree for BASE/REV: the pristine Debian source committed and
+# tagged "base", with the revision's series applied by git am.
+# An existing tree is reused when it already holds the series, reset and
+# re-applied when it is clean and fully exported, and never touched otherwise.
+. "$(dirname "$0")/lib.sh"
+need git tar xz
+
+export GIT_AUTHOR_NAME=$IMPORT_IDENT_NAME GIT_AUTHOR_EMAIL=$IMPORT_IDENT_EMAIL \
+	GIT_COMMITTER_NAME=$IMPORT_IDENT_NAME GIT_COMMITTER_EMAIL=$IMPORT_IDENT_EMAIL
+
+import_base() {
+	local tmp top
+	[ -f "$TARBALL" ] || die "$TARBALL is missing: run 'make deps BASE=$BASE'"
+	say "unpacking $TARBALL into $TREE"
+	tmp=$TREE.unpack
+	rm -rf "$tmp"
+	mkdir -p "$tmp"
+	tar -C "$tmp" -xf "$TARBALL"
+	top=$(find "$tmp" -mindepth 1 -maxdepth 1 -type d)
+	[ -f "$top/Makefile" ] || die "unexpected layout in $TARBALL"
+	mv "$top" "$TREE"
+	rmdir "$tmp"
+	git -C "$TREE" init -q -b work
+	git -C "$TREE" config core.autocrlf false
+	git -C "$TREE" config gc.auto 0
+	say "committing the pristine tree (takes a minute)"
+	git -C "$TREE" add -A -f .
+	GIT_AUTHOR_DATE=$IMPORT_DATE GIT_COMMITTER_DATE=$IMPORT_DATE \
+		git -C "$TREE" commit -q -m "linux-source-$BASE $(dpkg-query -W -f='${Version}' "linux-source-$BASE" 2>/dev/null || echo unknown)"
+	git -C "$TREE" tag base
+}
+
+apply_series() {
+	local p n=0
+	while read -r p; do
+		n=$((n + 1))
+		if ! git -C "$TREE" am -q --keep-cr "$p" >"$TREE.am.log" 2>&1; then
+			git -C "$TREE" am --abort >/dev/null 2>&1 || true
+			git -C "$TREE" reset -q --hard base
+			printf '%s: error: patch %d does not apply: %s\n' "${0##*/}" "$n" "${p#"$REPO"/}" >&2
+			grep -E 'error:|Patch failed|patch does not apply' "$TREE.am.log" >&2 || cat "$TREE.am.log" >&2
+			die "tree reset to the pristine base; fix the patch and run 'make tree' again"
+		fi
+	done < <(series_patches)
+	rm -f "$TREE.am.log"
+	say "applied $n patch(es) of ${REV} to $TREE"
+}
+
+if [ ! -d "$TREE/.git" ]; then
+	[ ! -e "$TREE" ] || die "$TREE exists but is not a git work tree; move it away"
+	mkdir -p "$(dirname "$TREE")"
+	import_base
+	apply_series
+	exit 0
+fi
+
+git -C "$TREE" rev-parse -q --verify base >/dev/null ||
+	die "$TREE has no 'base' tag; it was not made by 'make tree'"
+if tree_dirty; then
+	die "$TREE has uncommitted changes; commit them and 'make export', or discard them with 'git -C $TREE reset --hard && git -C $TREE clean -fd'"
+fi
+n=$(unexported_count)
+if [ "$n" != 0 ]; then
+	if [ -z "$SERIES_DIR" ]; then
+		die "$TREE (REV=base) has $n commit(s) on top of the base; start a revision (see CONTRIBUTING.md) or drop them with 'git -C $TREE reset --hard base'"
+	fi
+	die "$TREE has $n commit(s) that differ from ${SERIES_DIR#"$REPO"/} (not exported, or the series files were changed since); run 'make export REV=$REV' to keep the tree's version, or 'git -C $TREE reset --hard base' to take the series' version"
+fi
+# Everything in the tree is in the series directory. Same patch count too?
+have=$(git -C "$TREE" rev-list --count base..HEAD)
+want=$(series_patches | wc -l)
+if [ "$have" = "$want" ]; then
+	say "$TREE is up to date ($have patch(es) of $REV)"
+	exit 0
+fi
+say "$TREE holds $have of $want patch(es); re-applying $REV"
+git -C "$TREE" reset -q --hard base
+apply_series
