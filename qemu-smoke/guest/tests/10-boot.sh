@@ -12,16 +12,17 @@ count_range() {
 ktap_check nodes_as_in_topology [ "$(count_range "$nodes")" = "${ktv_nodes:-?}" ]
 ktap_check cpus_as_in_topology [ "$(count_range "$(cat /sys/devices/system/cpu/online)")" = "${ktv_cpus:-?}" ]
 
-meltdown=$(cat /sys/devices/system/cpu/vulnerabilities/meltdown)
-ktap_diag "meltdown: $meltdown"
-ktap_check pti_enabled [ "$meltdown" = "Mitigation: PTI" ]
+# TCG's CPU is not Meltdown-affected, so sysfs says "Not affected" even
+# with pti=on; the kernel log says whether the isolation is on.
+ktap_check pti_enabled dmesg_has "Kernel/User page tables isolation: enabled"
 
 # KASLR: the image is not at both default addresses when it is on (both at
 # the default by chance: about 1 in 250000).
 stext=$(awk '$3 == "_stext" { print $1 }' /proc/kallsyms)
 phys=$(awk -F'[- :]+' '/Kernel code/ { print $2; exit }' /proc/iomem)
 ktap_diag "_stext at 0x$stext, kernel code at physical 0x$phys"
-ktap_check kaslr_active [ "$stext" != ffffffff81000000 ] || [ "$phys" != 01000000 ]
+kaslr_moved() { [ "$stext" != ffffffff81000000 ] || [ "$phys" != 01000000 ]; }
+ktap_check kaslr_active kaslr_moved
 
 if grep -qw la57 /proc/cpuinfo; then levels=5; else levels=4; fi
 ktap_diag "paging levels: $levels"
