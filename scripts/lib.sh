@@ -36,6 +36,7 @@ if [ "$BASE" = 6.12 ]; then
 else
 	SERIES_ROOT=$REPO/backports/$BASE
 fi
+COVER_DIR=$SERIES_ROOT/cover-letters
 TARBALL=/usr/src/linux-source-$BASE.tar.xz
 export TARBALL
 
@@ -61,9 +62,16 @@ v[0-9]*)
 *) die "bad REV '$REV': expected v1, v2, ... or base" ;;
 esac
 
+# The one identity the patches carry: a role, replaced by whoever sends.
+PATCH_AUTHOR=${PATCH_AUTHOR:-Kernel Text Replication Maintainers <ktext-repl@example.invalid>}
+# Where b4 addresses the series, and the subject prefix (RFC for now).
+SEND_TO=${SEND_TO:-linux-mm@kvack.org, x86@kernel.org}
+SEND_CC=${SEND_CC:-linux-kernel@vger.kernel.org}
+PREFIXES_JSON=${PREFIXES_JSON:-\"RFC\"}
+
 TREE=$WORK/trees/$BASE-$REV
 BUILD=$WORK/build/$BASE-$REV-$CONFIG
-export REPO WORK BASE REV CONFIG SERIES_DIR TREE BUILD
+export REPO WORK BASE REV CONFIG SERIES_DIR COVER_DIR TREE BUILD PATCH_AUTHOR
 
 # Print the series' patches, in order, as paths.
 series_patches() {

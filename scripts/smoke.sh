@@ -13,7 +13,7 @@ initrd=$BUILD/initramfs.cpio.gz
 topodir=$REPO/qemu-smoke/topologies
 if [ -n "${TOPO:-}" ]; then
 	[ -f "$topodir/$TOPO.topo" ] ||
-		die "unknown TOPO '$TOPO': known are $(cd "$topodir" && ls ./*.topo | sed 's,^\./,,; s,\.topo$,,' | tr '\n' ' ')"
+		die "unknown TOPO '$TOPO': known are $(find "$topodir" -name '*.topo' -printf '%f\n' | sed 's,\.topo$,,' | sort | tr '\n' ' ')"
 	topos=("$topodir/$TOPO.topo")
 else
 	topos=("$topodir"/*.topo)

@@ -47,13 +47,21 @@ apply_series() {
 	say "applied $n patch(es) of ${REV} to $TREE"
 }
 
+# Commits made in the tree carry the configured identity.
+set_author() {
+	git -C "$TREE" config user.name "${PATCH_AUTHOR% <*}"
+	git -C "$TREE" config user.email "$(printf '%s' "$PATCH_AUTHOR" | sed 's/.*<\(.*\)>.*/\1/')"
+}
+
 if [ ! -d "$TREE/.git" ]; then
 	[ ! -e "$TREE" ] || die "$TREE exists but is not a git work tree; move it away"
 	mkdir -p "$(dirname "$TREE")"
 	import_base
+	set_author
 	apply_series
 	exit 0
 fi
+set_author
 
 git -C "$TREE" rev-parse -q --verify base >/dev/null ||
 	die "$TREE has no 'base' tag; it was not made by 'make tree'"

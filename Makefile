@@ -1,0 +1,60 @@
+# ktext-repl: per-NUMA-node kernel text replication, kept as patch series.
+# 'make help' lists the targets. Variables (command line or environment):
+#   REV=v1|v2|...|base  revision (default: the newest series-vN)
+#   BASE=6.12|6.1       kernel base (default 6.12; 6.1 is the backport)
+#   WORK=DIR            work area outside the repo (default ~/.cache/ktext-repl)
+#   CONFIG=smoke|smoke-off|debug   kernel configuration for build
+#   TOPO=NAME           one topology from qemu-smoke/topologies/ (default: all)
+#   APPEND="..."        extra kernel parameters for the guests
+#   TIMEOUT=S           hard limit per guest boot (default 150)
+#   PATCH_AUTHOR="Name <mail>"  identity of the patches (default: a role)
+
+SHELL := /bin/bash
+S := scripts
+
+.PHONY: help deps tree export status build initramfs smoke check prep send
+
+help:
+	@echo "Targets:"
+	@echo "  deps       install missing Debian packages (apt, --no-install-recommends)"
+	@echo "  tree       unpack the base and apply REV's series in the work tree"
+	@echo "  export     write the work tree's commits back into REV's series directory"
+	@echo "  status     every work tree: clean or dirty, commits not exported"
+	@echo "  build      configure (CONFIG fragments) and build bzImage, modules, test modules"
+	@echo "  initramfs  guest initramfs (usr/gen_init_cpio, busybox, tests, modules)"
+	@echo "  smoke      the main job: deps, tree, build, boot REV on the topology matrix"
+	@echo "  check      the tests: static checks, then the smoke matrix with guest tests"
+	@echo "  prep       b4 prep of REV in its work tree with cover-letters/REV"
+	@echo "  send       b4 send -o: write REV's messages for lore (offline)"
+	@echo "Variables: REV BASE WORK CONFIG TOPO APPEND TIMEOUT PATCH_AUTHOR (see Makefile)"
+
+deps:
+	@$(S)/deps.sh
+
+tree: deps
+	@$(S)/tree.sh
+
+export:
+	@$(S)/export.sh
+
+status:
+	@$(S)/status.sh
+
+build: tree
+	@$(S)/build.sh
+
+initramfs: build
+	@$(S)/initramfs.sh
+
+smoke: tree
+	@$(S)/matrix.sh
+
+check: deps
+	@checks/run-all.sh
+	@$(MAKE) --no-print-directory smoke
+
+prep: deps
+	@$(S)/b4.sh prep
+
+send: prep
+	@$(S)/b4.sh send

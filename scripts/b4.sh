@@ -1,0 +1,53 @@
+#!/bin/bash
+# b4.sh prep|send: hand the revision to b4 in its work tree, offline.
+#   prep: branch b4/<BASE>-<REV> at the tree's HEAD, enrolled with b4 against
+#         the base tag, cover letter from cover-letters/ (branch description).
+#   send: 'b4 send -o OUT' writes the messages, ready for lore, into OUT
+#         (default $WORK/outgoing/<BASE>-<REV>). Nothing is sent.
+. "$(dirname "$0")/lib.sh"
+need git b4
+
+action=${1:-}
+case "$action" in prep | send) ;; *) die "usage: b4.sh prep|send" ;; esac
+[ -n "$SERIES_DIR" ] || die "REV=base: no series to prepare; pick REV=v1, v2, ..."
+[ -d "$TREE/.git" ] || die "no work tree $TREE: run 'make tree REV=$REV BASE=$BASE'"
+cover=$COVER_DIR/$REV
+[ -f "$cover" ] || die "no cover letter $cover for $REV"
+
+branch=b4/$BASE-$REV
+g() { git -C "$TREE" "$@"; }
+
+if [ "$action" = prep ]; then
+	tree_dirty && die "$TREE has uncommitted changes; commit and 'make export' first"
+	n=$(unexported_count)
+	[ "$n" = 0 ] || die "$TREE has $n commit(s) not in ${SERIES_DIR#"$REPO"/}: 'make export' first"
+	head=$(g rev-parse HEAD)
+	g branch -f "$branch" "$head"
+	g config "branch.$branch.b4-prep-cover-strategy" branch-description
+	# b4 takes the fork point from base-branch; the base tag is ours.
+	rev=${REV#v}
+	g config "branch.$branch.b4-tracking" \
+		"{\"series\": {\"revision\": $rev, \"change-id\": \"ktext-repl-$BASE\", \"base-branch\": \"base\", \"prefixes\": [$PREFIXES_JSON]}}"
+	g config "branch.$branch.description" "$(cat "$cover")"
+	g config b4.send-series-to "$SEND_TO"
+	g config b4.send-series-cc "$SEND_CC"
+	# b4 0.12 asks a web endpoint unless an SMTP server is configured;
+	# with -o it never connects to it.
+	g config sendemail.smtpserver /bin/false
+	say "prepared $branch in $TREE ($(g rev-list --count base.."$branch") patches, cover from ${cover#"$REPO"/})"
+	exit 0
+fi
+
+g rev-parse -q --verify "refs/heads/$branch" >/dev/null || die "no branch $branch: run 'make prep REV=$REV' first"
+[ "$(g rev-parse "$branch")" = "$(g rev-parse HEAD)" ] ||
+	die "$branch is not the tree's HEAD any more: run 'make prep REV=$REV' again"
+out=${OUT:-$WORK/outgoing/$BASE-$REV}
+rm -rf "$out"
+cur=$(g symbolic-ref --short HEAD)
+g checkout -q "$branch"
+rc=0
+(cd "$TREE" && b4 send -o "$out" --no-sign) || rc=$?
+g checkout -q "$cur"
+[ "$rc" = 0 ] || die "b4 send failed"
+say "messages for lore in $out:"
+ls "$out" >&2

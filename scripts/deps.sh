@@ -1,0 +1,28 @@
+#!/bin/bash
+# Install the Debian packages the workflow needs, with apt, when missing.
+# Without root, print the apt command instead and fail.
+. "$(dirname "$0")/lib.sh"
+
+pkgs=(linux-source-"$BASE" gcc make bc flex bison libelf-dev libssl-dev dwarves
+	cpio xz-utils kmod qemu-system-x86 busybox-static sparse coccinelle b4
+	ccache git python3 shellcheck gnuplot-nox)
+if [ "${DEPS_ALL_BASES:-}" = 1 ]; then
+	for b in $KNOWN_BASES; do pkgs+=(linux-source-"$b"); done
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+		missing+=("$p")
+done
+[ ${#missing[@]} -gt 0 ] || exit 0
+
+cmd=(apt-get install -y --no-install-recommends "${missing[@]}")
+if [ "$(id -u)" != 0 ]; then
+	say "missing packages: ${missing[*]}"
+	die "not root: install them with: sudo apt-get update && sudo ${cmd[*]}"
+fi
+say "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q || die "apt-get update failed"
+"${cmd[@]}" || die "apt-get install failed for: ${missing[*]}"

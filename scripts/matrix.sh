@@ -1,0 +1,27 @@
+#!/bin/bash
+# The main job for one revision: build each kernel configuration of the
+# revision and boot it on the topology matrix. The base kernel has no
+# replication option, so it is built once; a revision is built with the
+# option on (smoke) and off (smoke-off). CONFIGS overrides the list.
+. "$(dirname "$0")/lib.sh"
+
+if [ -z "${CONFIGS:-}" ]; then
+	if [ "$REV" = base ]; then CONFIGS=smoke; else CONFIGS="smoke smoke-off"; fi
+fi
+rc=0
+failed=()
+for c in $CONFIGS; do
+	if CONFIG=$c "$REPO/scripts/build.sh" && CONFIG=$c "$REPO/scripts/initramfs.sh" &&
+		CONFIG=$c "$REPO/scripts/smoke.sh"; then
+		:
+	else
+		rc=1
+		failed+=("$c")
+	fi
+done
+if [ "$rc" = 0 ]; then
+	say "$BASE $REV: all of [$CONFIGS] built and booted on the matrix"
+else
+	say "$BASE $REV: FAILED: ${failed[*]} (see the rows above)"
+fi
+exit $rc
