@@ -1,7 +1,8 @@
 #!/bin/bash
 # Write the work tree's commits (base..HEAD) into the revision's series
 # directory: format-patch files with base-commit:, the series file in order,
-# stale patch files removed. The base file is kept.
+# stale patch files removed, and the base file (package, version, base
+# commit) written.
 . "$(dirname "$0")/lib.sh"
 need git
 
@@ -23,4 +24,7 @@ for f in "$tmp"/*.patch; do
 	printf '%s\n' "${f##*/}" >>"$tmp/series"
 done
 cp "$tmp/series" "$SERIES_DIR/series"
+printf 'linux-source-%s %s %s\n' "$BASE" \
+	"$(dpkg-query -W -f='${Version}' "linux-source-$BASE" 2>/dev/null || echo unknown)" \
+	"$(git -C "$TREE" rev-parse base)" >"$SERIES_DIR/base"
 say "exported $(wc -l <"$SERIES_DIR/series") patch(es) to ${SERIES_DIR#"$REPO"/}"

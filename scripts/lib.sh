@@ -40,17 +40,25 @@ COVER_DIR=$SERIES_ROOT/cover-letters
 TARBALL=/usr/src/linux-source-$BASE.tar.xz
 export TARBALL
 
-# Revisions that exist for this base, oldest first.
+# Revisions that exist for this base, oldest first. A revision whose
+# directory holds a WIP file is work in progress: it can be named with
+# REV=, but it is not the default until the WIP file is removed.
 list_revs() {
 	local d
 	for d in "$SERIES_ROOT"/series-v*; do
 		if [ -f "$d/series" ]; then printf '%s\n' "${d##*/series-}"; fi
 	done | sort -V
 }
+newest_rev() {
+	local r
+	for r in $(list_revs | sort -rV); do
+		if [ ! -e "$SERIES_ROOT/series-$r/WIP" ]; then echo "$r"; return; fi
+	done
+	echo base
+}
 
 if [ -z "${REV:-}" ]; then
-	REV=$(list_revs | tail -n 1)
-	REV=${REV:-base}
+	REV=$(newest_rev)
 fi
 case "$REV" in
 base) SERIES_DIR= ;;

@@ -32,7 +32,13 @@ import_base() {
 }
 
 apply_series() {
-	local p n=0
+	local p n=0 want have
+	if [ -n "$SERIES_DIR" ] && [ -f "$SERIES_DIR/base" ]; then
+		read -r _ want _ <"$SERIES_DIR/base"
+		have=$(dpkg-query -W -f='${Version}' "linux-source-$BASE" 2>/dev/null || true)
+		[ "$want" = "$have" ] ||
+			say "warning: ${SERIES_DIR#"$REPO"/} was made on linux-source-$BASE $want, this is $have"
+	fi
 	while read -r p; do
 		n=$((n + 1))
 		if ! git -C "$TREE" am -q --keep-cr "$p" >"$TREE.am.log" 2>&1; then

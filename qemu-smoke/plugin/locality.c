@@ -1,0 +1,508 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * locality.c - QEMU 7.2 TCG plugin: NUMA locality meter for guest text.
+ *
+ * Attributes every executed guest instruction to (vCPU, mode, node of the
+ * guest memory holding the instruction bytes) and prints, at exit, how many
+ * kernel instructions each vCPU fetched from its own node and from others.
+ * See README.md in this directory for arguments and the output format.
+ *
+ * How a node is found: the smoke harness (boot.py --backend file) backs
+ * guest node N with a shared file mapping of <out>/nodeN.mem. At the first
+ * translation the plugin reads /proc/self/maps and records the host ranges
+ * of those files. qemu_plugin_insn_haddr() gives the host address of an
+ * instruction's bytes, so the node is a range lookup, done once per
+ * translation. Bytes outside every node file (ROM, NULL haddr) are "other".
+ *
+ * Mode: the top bit of the guest virtual address (x86_64 kernel half,
+ * both 4- and 5-level paging). Code running identity-mapped at a low
+ * address (BIOS, setup, the decompressor) therefore counts as "user".
+ *
+ * Cost: per translated block the instructions are bucketed by (mode, node)
+ * and one exec callback per bucket (almost always one) adds the bucket's
+ * count to the executing vCPU's row. The bucket is packed into the
+ * callback's userdata pointer, so nothing is allocated per block.
+ *
+ * Optional data=on: a read callback on every kernel-mode instruction
+ * attributes kernel data reads by node. QEMU 7.2's
+ * qemu_plugin_hwaddr_phys_addr() returns a RAMBlock-relative value that
+ * is not a guest physical address for every block, so the plugin reads
+ * the host address that qemu_plugin_get_hwaddr() recorded (struct
+ * qemu_plugin_hwaddr: bool is_io at 0, void *hostaddr at 8 in 7.2). The
+ * layout is checked against the machine code of the QEMU binary at install
+ * time; if the check fails, data=on is refused.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qemu-plugin-api.h"
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+#define MAX_VCPUS	64
+#define MAX_NODES	16
+#define MAX_RANGES	64
+#define COL_OTHER	MAX_NODES		/* memory in no node file */
+#define NCOLS		(MAX_NODES + 1)
+
+enum { MODE_USER, MODE_KERNEL, NMODES };
+
+#define NCLASSES	(NMODES * NCOLS)	/* class = mode * NCOLS + col */
+#define CLASS_BITS	8
+#define CLASS_MASK	((1u << CLASS_BITS) - 1)
+
+struct vcpu_stats {
+	uint64_t insns[NMODES][NCOLS];
+	uint64_t reads[NCOLS];		/* kernel-mode data reads */
+	uint64_t reads_io;		/* ... from MMIO or unresolved */
+} __attribute__((aligned(64)));
+
+struct range {
+	uintptr_t start, end;
+	int node;
+};
+
+static struct vcpu_stats stats[MAX_VCPUS];
+static int cpu_node[MAX_VCPUS];
+static int n_vcpus;
+static bool cpunodes_given;
+static int home[MAX_NODES];	/* memory node that counts as local, by node */
+static bool homes_given;
+static bool data_on;
+static const char *out_path;
+
+static struct range ranges[MAX_RANGES];
+static int n_ranges;
+static int max_mem_node = -1;
+static pthread_once_t maps_once = PTHREAD_ONCE_INIT;
+
+/* Record the host mappings of every nodeN.mem file QEMU has mapped. */
+static void parse_maps(void)
+{
+	char line[4096];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f) {
+		fprintf(stderr, "locality: /proc/self/maps: %s\n", strerror(errno));
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long start, end;
+		const char *path, *base;
+		int pos = 0, node, tail = 0;
+
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &start, &end, &pos) < 2 ||
+		    !pos)
+			continue;
+		path = line + pos;
+		base = strrchr(path, '/');
+		if (!base || sscanf(base, "/node%d.mem%n", &node, &tail) != 1 || !tail)
+			continue;
+		if (base[tail] != '\n' && base[tail] != ' ' && base[tail] != '\0')
+			continue;
+		if (node < 0 || node >= MAX_NODES || n_ranges == MAX_RANGES) {
+			fprintf(stderr, "locality: ignoring mapping of %s", path);
+			continue;
+		}
+		ranges[n_ranges++] = (struct range){ start, end, node };
+		if (node > max_mem_node)
+			max_mem_node = node;
+	}
+	fclose(f);
+	if (!n_ranges)
+		fprintf(stderr, "locality: no nodeN.mem mapping found: boot with --backend file; all fetches count as other\n");
+}
+
+static int node_of(const void *host)
+{
+	uintptr_t h = (uintptr_t)host;
+	int i;
+
+	if (!host)
+		return COL_OTHER;
+	for (i = 0; i < n_ranges; i++)
+		if (h >= ranges[i].start && h < ranges[i].end)
+			return ranges[i].node;
+	return COL_OTHER;
+}
+
+static void tb_exec(unsigned int vcpu, void *udata)
+{
+	uintptr_t v = (uintptr_t)udata;
+
+	if (vcpu < MAX_VCPUS)
+		(&stats[vcpu].insns[0][0])[v & CLASS_MASK] += v >> CLASS_BITS;
+}
+
+/* Mirror of QEMU 7.2's struct qemu_plugin_hwaddr (include/qemu/plugin-memory.h). */
+struct hwaddr_72 {
+	bool is_io;
+	bool is_store;
+	void *hostaddr;
+};
+
+static void mem_read(unsigned int vcpu, qemu_plugin_meminfo_t info,
+		     uint64_t vaddr, void *udata)
+{
+	struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
+
+	(void)udata;
+	if (vcpu >= MAX_VCPUS)
+		return;
+	if (!hw || qemu_plugin_hwaddr_is_io(hw))
+		stats[vcpu].reads_io++;
+	else
+		stats[vcpu].reads[node_of(((struct hwaddr_72 *)hw)->hostaddr)]++;
+}
+
+static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	uint32_t count[NCLASSES] = { 0 };
+	size_t i, n = qemu_plugin_tb_n_insns(tb);
+	int c;
+
+	(void)id;
+	pthread_once(&maps_once, parse_maps);
+	for (i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		int mode = qemu_plugin_insn_vaddr(insn) >> 63 ? MODE_KERNEL : MODE_USER;
+
+		count[mode * NCOLS + node_of(qemu_plugin_insn_haddr(insn))]++;
+		if (data_on && mode == MODE_KERNEL)
+			qemu_plugin_register_vcpu_mem_cb(insn, mem_read,
+							 QEMU_PLUGIN_CB_NO_REGS,
+							 QEMU_PLUGIN_MEM_R, NULL);
+	}
+	for (c = 0; c < NCLASSES; c++) {
+		uintptr_t v = ((uintptr_t)count[c] << CLASS_BITS) | (uintptr_t)c;
+
+		if (count[c])
+			qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec,
+							     QEMU_PLUGIN_CB_NO_REGS,
+							     (void *)v);
+	}
+}
+
+/*
+ * data=on peeks at QEMU's struct: accept only the code this layout was
+ * read from (Debian 12 qemu-system-x86 7.2): is_io is "movzbl (%rdi),%eax;
+ * ret" and phys_addr loads the pointer with "mov 0x8(%rdi),%rdi".
+ */
+static bool hwaddr_layout_ok(void)
+{
+	static const unsigned char is_io[] = { 0x0f, 0xb6, 0x07, 0xc3 };
+	static const unsigned char endbr[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	static const unsigned char ld8[] = { 0x48, 0x8b, 0x7f, 0x08 };
+	const unsigned char *p = (const unsigned char *)(uintptr_t)qemu_plugin_hwaddr_is_io;
+	const unsigned char *q = (const unsigned char *)(uintptr_t)qemu_plugin_hwaddr_phys_addr;
+	int i;
+
+	if (!memcmp(p, endbr, sizeof(endbr)))
+		p += sizeof(endbr);
+	if (memcmp(p, is_io, sizeof(is_io)))
+		return false;
+	for (i = 0; i < 64; i++)
+		if (!memcmp(q + i, ld8, sizeof(ld8)))
+			return true;
+	return false;
+}
+
+static int nodes_total(void)
+{
+	int i, max = max_mem_node;
+
+	for (i = 0; i < n_vcpus; i++)
+		if (cpu_node[i] > max)
+			max = cpu_node[i];
+	return max + 1 > 0 ? max + 1 : 1;
+}
+
+/* "0.1234", or "na" when nothing was fetched from node memory at all. */
+static const char *frac(uint64_t remote, uint64_t local)
+{
+	static char buf[16];
+
+	if (!(remote + local))
+		return "na";
+	snprintf(buf, sizeof(buf), "%.4f", (double)remote / (double)(remote + local));
+	return buf;
+}
+
+/* Sums of one row of a vCPU on @node: local (its home), remote, other. */
+static void split(const uint64_t *row, int node, uint64_t *loc, uint64_t *rem,
+		  uint64_t *oth)
+{
+	int m;
+
+	for (m = 0; m < MAX_NODES; m++) {
+		if (m == home[node])
+			*loc += row[m];
+		else
+			*rem += row[m];
+	}
+	*oth += row[COL_OTHER];
+}
+
+static void print_insn_line(FILE *f, const char *prefix, const int *members,
+			    int cnt, int node)
+{
+	uint64_t kl = 0, kr = 0, ko = 0, ul = 0, ur = 0, uo = 0;
+	int i;
+
+	for (i = 0; i < cnt; i++) {
+		split(stats[members[i]].insns[MODE_KERNEL], node, &kl, &kr, &ko);
+		split(stats[members[i]].insns[MODE_USER], node, &ul, &ur, &uo);
+	}
+	fprintf(f, "%s kernel_local=%" PRIu64 " kernel_remote=%" PRIu64
+		" kernel_other=%" PRIu64 " user_local=%" PRIu64
+		" user_remote=%" PRIu64 " user_other=%" PRIu64
+		" remote_frac=%s\n", prefix, kl, kr, ko, ul, ur, uo, frac(kr, kl));
+}
+
+static void report(FILE *f)
+{
+	int nodes = nodes_total();
+	int v, n, m, k;
+	char prefix[64];
+
+	fprintf(f, "locality version=1 nodes=%d vcpus=%d data=%s mapped_ranges=%d cpunodes_src=%s cpunodes=",
+		nodes, n_vcpus, data_on ? "on" : "off", n_ranges,
+		cpunodes_given ? "arg" : "guess");
+	for (v = 0; v < n_vcpus; v++)
+		fprintf(f, "%s%d", v ? ":" : "", cpu_node[v]);
+	fprintf(f, " homes_src=%s homes=", homes_given ? "arg" : "self");
+	for (n = 0; n < nodes; n++)
+		fprintf(f, "%s%d", n ? ":" : "", home[n]);
+	fputc('\n', f);
+
+	for (v = 0; v < n_vcpus; v++) {
+		snprintf(prefix, sizeof(prefix), "vcpu=%d node=%d home=%d", v,
+			 cpu_node[v], home[cpu_node[v]]);
+		print_insn_line(f, prefix, &v, 1, cpu_node[v]);
+	}
+	for (n = 0; n < nodes; n++) {
+		int members[MAX_VCPUS], cnt = 0;
+
+		for (v = 0; v < n_vcpus; v++)
+			if (cpu_node[v] == n)
+				members[cnt++] = v;
+		if (!cnt)
+			continue;
+		snprintf(prefix, sizeof(prefix), "node=%d home=%d vcpus=%d", n,
+			 home[n], cnt);
+		print_insn_line(f, prefix, members, cnt, n);
+	}
+
+	/* Per vCPU and per memory node, then per vCPU node and memory node. */
+	for (v = 0; v < n_vcpus; v++) {
+		for (m = 0; m <= nodes; m++) {
+			int col = m == nodes ? COL_OTHER : m;
+
+			fprintf(f, "vmatrix vcpu=%d mem=", v);
+			if (col == COL_OTHER)
+				fprintf(f, "other");
+			else
+				fprintf(f, "%d", m);
+			fprintf(f, " kernel_insns=%" PRIu64 " user_insns=%" PRIu64 "\n",
+				stats[v].insns[MODE_KERNEL][col],
+				stats[v].insns[MODE_USER][col]);
+		}
+	}
+	for (n = 0; n < nodes; n++) {
+		bool any = false;
+
+		for (v = 0; v < n_vcpus; v++)
+			any |= cpu_node[v] == n;
+		if (!any)
+			continue;
+		for (m = 0; m <= nodes; m++) {
+			int col = m == nodes ? COL_OTHER : m;
+			uint64_t sum = 0;
+
+			for (v = 0; v < n_vcpus; v++)
+				if (cpu_node[v] == n)
+					sum += stats[v].insns[MODE_KERNEL][col];
+			fprintf(f, "matrix from=%d mem=", n);
+			if (col == COL_OTHER)
+				fprintf(f, "other");
+			else
+				fprintf(f, "%d", m);
+			fprintf(f, " kernel_insns=%" PRIu64 "\n", sum);
+		}
+	}
+
+	if (data_on) {
+		for (k = -1; k < nodes; k++) {
+			/* k == -1: one line per vCPU; else the vCPUs of node k. */
+			for (v = 0; v < n_vcpus; v++) {
+				uint64_t l = 0, r = 0, o = 0, io = 0;
+				int w, cnt = 0;
+
+				if (k >= 0 && v)
+					break;
+				for (w = 0; w < n_vcpus; w++) {
+					if (k < 0 ? w != v : cpu_node[w] != k)
+						continue;
+					split(stats[w].reads, cpu_node[w], &l, &r, &o);
+					io += stats[w].reads_io;
+					cnt++;
+				}
+				if (!cnt)
+					continue;
+				if (k < 0)
+					fprintf(f, "data vcpu=%d node=%d home=%d", v,
+						cpu_node[v], home[cpu_node[v]]);
+				else
+					fprintf(f, "data node=%d home=%d vcpus=%d", k,
+						home[k], cnt);
+				fprintf(f, " kernel_local=%" PRIu64 " kernel_remote=%" PRIu64
+					" kernel_other=%" PRIu64 " kernel_io=%" PRIu64
+					" remote_frac=%s\n", l, r, o, io, frac(r, l));
+			}
+		}
+		for (n = 0; n < nodes; n++) {
+			bool any = false;
+
+			for (v = 0; v < n_vcpus; v++)
+				any |= cpu_node[v] == n;
+			if (!any)
+				continue;
+			for (m = 0; m <= nodes; m++) {
+				int col = m == nodes ? COL_OTHER : m;
+				uint64_t sum = 0;
+
+				for (v = 0; v < n_vcpus; v++)
+					if (cpu_node[v] == n)
+						sum += stats[v].reads[col];
+				fprintf(f, "data matrix from=%d mem=", n);
+				if (col == COL_OTHER)
+					fprintf(f, "other");
+				else
+					fprintf(f, "%d", m);
+				fprintf(f, " kernel_reads=%" PRIu64 "\n", sum);
+			}
+		}
+	}
+	fprintf(f, "end\n");
+}
+
+static void at_exit(qemu_plugin_id_t id, void *udata)
+{
+	FILE *f;
+	int v, mem_nodes;
+
+	(void)id;
+	(void)udata;
+	pthread_once(&maps_once, parse_maps);
+	if (!cpunodes_given) {
+		/* boot.py's layout: CPUs split evenly, in order, over the nodes. */
+		mem_nodes = max_mem_node + 1 > 0 ? max_mem_node + 1 : 1;
+		for (v = 0; v < n_vcpus; v++)
+			cpu_node[v] = v * mem_nodes / n_vcpus;
+	}
+	/* Not qemu_plugin_outs(): 7.2 prints that only with "-d plugin". */
+	f = out_path ? fopen(out_path, "w") : stderr;
+	if (!f) {
+		fprintf(stderr, "locality: %s: %s\n", out_path, strerror(errno));
+		return;
+	}
+	report(f);
+	if (f == stderr)
+		fflush(f);
+	else
+		fclose(f);
+}
+
+/*
+ * A list of node numbers, "0:0:1:1" (',' also accepted, as QEMU's ",,"
+ * escape of a comma). Returns the number of entries or -1.
+ */
+static int parse_nodes(const char *s, int *dst, int max)
+{
+	int n = 0;
+
+	while (*s) {
+		char *end;
+		long node = strtol(s, &end, 10);
+
+		if (end == s || node < 0 || node >= MAX_NODES || n == max)
+			return -1;
+		dst[n++] = (int)node;
+		s = end;
+		if (*s == ':' || *s == ',')
+			s++;
+		else if (*s)
+			return -1;
+	}
+	return n;
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
+					   const qemu_info_t *info,
+					   int argc, char **argv)
+{
+	int i, given = 0;
+
+	if (!info->system_emulation) {
+		fprintf(stderr, "locality: needs system emulation\n");
+		return -1;
+	}
+	n_vcpus = info->system.smp_vcpus;
+	if (n_vcpus > MAX_VCPUS) {
+		fprintf(stderr, "locality: %d vCPUs, only the first %d are counted\n",
+			n_vcpus, MAX_VCPUS);
+		n_vcpus = MAX_VCPUS;
+	}
+	for (i = 0; i < MAX_NODES; i++)
+		home[i] = i;
+	for (i = 0; i < argc; i++) {
+		const char *arg = argv[i];
+		const char *val = strchr(arg, '=');
+
+		if (!val) {
+			fprintf(stderr, "locality: bad argument '%s' (want key=value)\n", arg);
+			return -1;
+		}
+		val++;
+		if (!strncmp(arg, "cpunodes=", 9)) {
+			given = parse_nodes(val, cpu_node, MAX_VCPUS);
+			if (given < 0) {
+				fprintf(stderr, "locality: bad cpunodes '%s' (want e.g. 0:0:1:1)\n", val);
+				return -1;
+			}
+			cpunodes_given = true;
+		} else if (!strncmp(arg, "homes=", 6)) {
+			if (parse_nodes(val, home, MAX_NODES) < 0) {
+				fprintf(stderr, "locality: bad homes '%s' (want e.g. 0:1:1)\n", val);
+				return -1;
+			}
+			homes_given = true;
+		} else if (!strncmp(arg, "out=", 4)) {
+			out_path = val;
+		} else if (!strncmp(arg, "data=", 5)) {
+			if (!qemu_plugin_bool_parse("data", val, &data_on)) {
+				fprintf(stderr, "locality: bad boolean '%s'\n", arg);
+				return -1;
+			}
+		} else {
+			fprintf(stderr, "locality: unknown argument '%s'\n", arg);
+			return -1;
+		}
+	}
+	if (cpunodes_given && given != n_vcpus) {
+		fprintf(stderr, "locality: cpunodes names %d vCPUs, the guest has %d\n",
+			given, n_vcpus);
+		return -1;
+	}
+	if (data_on && !hwaddr_layout_ok()) {
+		fprintf(stderr, "locality: data=on needs QEMU 7.2's struct qemu_plugin_hwaddr layout; this QEMU differs\n");
+		return -1;
+	}
+	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
+	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+	return 0;
+}
