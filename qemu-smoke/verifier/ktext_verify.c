@@ -1,0 +1,655 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ktext_verify: for every online CPU, where are the kernel text and
+ * read-only data (of the image and of every loaded module) mapped in the
+ * page table that CPU itself uses, and are the bytes it sees those of the
+ * original copy?
+ *
+ * Each CPU copies its own top-level table (from its CR3) in an IPI; the
+ * walk below the top level is done in software from process context, via
+ * the direct map. The report is in debugfs:
+ *
+ *   /sys/kernel/debug/ktext_verify/report   one row per (cpu, region)
+ *   /sys/kernel/debug/ktext_verify/copies   distinct copies per page
+ *
+ * Only symbols a stock kernel exports are used, so the module builds and
+ * runs with and without a text replication series (6.1 and 6.12).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cpu.h>
+#include <linux/cpumask.h>
+#include <linux/debugfs.h>
+#include <linux/err.h>
+#include <linux/kernel.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/nodemask.h>
+#include <linux/rculist.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/string.h>
+#include <linux/topology.h>
+#include <linux/uaccess.h>
+#include <linux/version.h>
+#include <linux/vmalloc.h>
+#include <asm/page.h>
+#include <asm/pgtable.h>
+#include <asm/processor-flags.h>
+#include <asm/special_insns.h>
+
+#define KTV_VERSION	1
+
+static unsigned long stext;
+module_param(stext, ulong, 0444);
+MODULE_PARM_DESC(stext, "address of _stext (from /proc/kallsyms)");
+static unsigned long etext;
+module_param(etext, ulong, 0444);
+MODULE_PARM_DESC(etext, "address of _etext");
+static unsigned long srodata;
+module_param(srodata, ulong, 0444);
+MODULE_PARM_DESC(srodata, "address of __start_rodata");
+static unsigned long erodata;
+module_param(erodata, ulong, 0444);
+MODULE_PARM_DESC(erodata, "address of __end_rodata");
+static bool always_copy;
+module_param(always_copy, bool, 0644);
+MODULE_PARM_DESC(always_copy, "compare the bytes also of pages mapped to the original");
+
+#define KTV_NAME_LEN	(MODULE_NAME_LEN + 16)
+
+struct ktv_region {
+	char name[KTV_NAME_LEN];
+	unsigned long start;		/* first byte */
+	unsigned long end;		/* one past the last byte */
+	struct module *mod;		/* NULL: the kernel image */
+};
+
+struct ktv_row {
+	unsigned long pages;
+	unsigned long local;
+	unsigned long remote;
+	unsigned long unmapped;
+	unsigned long mismatch;
+};
+
+struct ktv_result {
+	int levels;
+	unsigned int ncpus;
+	unsigned int nregions;
+	unsigned int nmods;
+	int *cpu;			/* [ncpus] cpu ids */
+	int *node;			/* [ncpus] cpu_to_node() */
+	int *expect;			/* [ncpus] the node it should use */
+	unsigned long *cr3;		/* [ncpus] raw CR3 */
+	int *cr3_err;			/* [ncpus] copying the top level failed */
+	u8 *pgd;			/* [ncpus][PAGE_SIZE] top-level tables */
+	struct module **mods;		/* [nmods] references held */
+	struct ktv_region *regions;	/* [nregions] */
+	struct ktv_row *rows;		/* [ncpus][nregions] */
+	unsigned long *hist;		/* [ncpus][nregions][nr_node_ids] */
+	unsigned long *copies;		/* [nregions][ncpus + 1] */
+	unsigned long *original;	/* [nregions] pages all CPUs map 1:1 */
+	unsigned long *pfns;		/* [ncpus] scratch */
+	u8 *buf;			/* [2][PAGE_SIZE] scratch */
+};
+
+static struct dentry *ktv_dir;
+
+/* The node a CPU of node @nid should take its copy from. */
+static int ktv_expected_node(int nid)
+{
+	int n, best = NUMA_NO_NODE, bestd = INT_MAX;
+
+	if (nid >= 0 && node_state(nid, N_MEMORY))
+		return nid;
+	for_each_node_state(n, N_MEMORY) {
+		int d = nid >= 0 ? node_distance(nid, n) : 0;
+
+		if (d < bestd) {
+			best = n;
+			bestd = d;
+		}
+	}
+	return best;
+}
+
+static int ktv_pfn_node(unsigned long pfn)
+{
+	if (!pfn_valid(pfn))
+		return NUMA_NO_NODE;
+	return pfn_to_nid(pfn);
+}
+
+/* Entry @idx of the table at physical address @table. */
+static bool ktv_read_entry(phys_addr_t table, unsigned long idx, u64 *val)
+{
+	const u64 *p;
+
+	if (!pfn_valid(PHYS_PFN(table)))
+		return false;
+	p = (const u64 *)__va(table) + idx;
+	return !copy_from_kernel_nofault(val, p, sizeof(*val));
+}
+
+/*
+ * The physical address @addr maps to in the tables whose top level is the
+ * copy @pgd, with @levels paging levels. False when it is not mapped.
+ */
+static bool ktv_walk(const u8 *pgd, int levels, unsigned long addr,
+		     phys_addr_t *phys)
+{
+	u64 val = ((const u64 *)pgd)[pgd_index(addr)];
+	pud_t pud;
+	pmd_t pmd;
+	pte_t pte;
+
+	if (levels == 5) {
+		if (!(val & _PAGE_PRESENT))
+			return false;
+		if (!ktv_read_entry(val & PTE_PFN_MASK, p4d_index(addr), &val))
+			return false;
+	}
+	/* val is the P4D entry (the PGD entry with 4 levels). */
+	if (!(val & _PAGE_PRESENT))
+		return false;
+	if (!ktv_read_entry(val & PTE_PFN_MASK, pud_index(addr), &val))
+		return false;
+	pud = __pud(val);
+	if (!(pud_val(pud) & _PAGE_PRESENT))
+		return false;
+	if (pud_leaf(pud)) {
+		*phys = PFN_PHYS(pud_pfn(pud)) + (addr & ~PUD_MASK);
+		return true;
+	}
+	if (!ktv_read_entry(val & PTE_PFN_MASK, pmd_index(addr), &val))
+		return false;
+	pmd = __pmd(val);
+	if (!(pmd_val(pmd) & _PAGE_PRESENT))
+		return false;
+	if (pmd_leaf(pmd)) {
+		*phys = PFN_PHYS(pmd_pfn(pmd)) + (addr & ~PMD_MASK);
+		return true;
+	}
+	if (!ktv_read_entry(val & PTE_PFN_MASK, pte_index(addr), &val))
+		return false;
+	pte = __pte(val);
+	if (!(pte_val(pte) & _PAGE_PRESENT))
+		return false;
+	*phys = PFN_PHYS(pte_pfn(pte)) + (addr & ~PAGE_MASK);
+	return true;
+}
+
+/* The page the kernel's own tables map @addr of region @r to, or 0. */
+static unsigned long ktv_ref_pfn(const struct ktv_region *r, unsigned long addr)
+{
+	if (!r->mod)	/* __pa_symbol() of the image */
+		return PHYS_PFN(addr - __START_KERNEL_map + phys_base);
+	return vmalloc_to_pfn((const void *)addr);
+}
+
+/* Bytes [off, off + len) of pages @pfn and @ref are the same. */
+static bool ktv_same_bytes(struct ktv_result *res, unsigned long pfn,
+			   unsigned long ref, unsigned int off, unsigned int len)
+{
+	u8 *a = res->buf, *b = res->buf + PAGE_SIZE;
+
+	if (pfn == ref && !READ_ONCE(always_copy))
+		return true;
+	if (!ref || !pfn_valid(pfn) || !pfn_valid(ref))
+		return false;
+	if (copy_from_kernel_nofault(a, (u8 *)__va(PFN_PHYS(pfn)) + off, len) ||
+	    copy_from_kernel_nofault(b, (u8 *)__va(PFN_PHYS(ref)) + off, len))
+		return false;
+	return !memcmp(a, b, len);
+}
+
+struct ktv_grab {
+	unsigned long cr3;
+	void *dst;
+	int err;
+};
+
+/* On the CPU itself: its CR3 and a copy of the top-level table. */
+static void ktv_grab_pgd(void *data)
+{
+	struct ktv_grab *g = data;
+
+	g->cr3 = __read_cr3();
+	g->err = copy_from_kernel_nofault(g->dst, __va(g->cr3 & CR3_ADDR_MASK),
+					  PAGE_SIZE);
+}
+
+/*
+ * A struct module of a loaded module lives in the module's memory; the
+ * list head, the kernel's static "modules", does not. (Not with
+ * is_vmalloc_or_module_addr(): 6.1 does not export it.)
+ */
+static bool ktv_is_module(const struct list_head *pos)
+{
+	const void *mod = list_entry(pos, struct module, list);
+	unsigned long addr = (unsigned long)mod;
+
+	return (addr >= MODULES_VADDR && addr < MODULES_END) ||
+	       is_vmalloc_addr(mod);
+}
+
+/* Live modules, THIS_MODULE first, each with a reference taken. */
+static unsigned int ktv_get_modules(struct module **mods, unsigned int max)
+{
+	struct list_head *pos;
+	unsigned int n = 0;
+
+	if (max && try_module_get(THIS_MODULE))
+		mods[n++] = THIS_MODULE;
+	rcu_read_lock();
+	/* The list head is the one entry that is not a module. */
+	list_for_each_rcu(pos, &THIS_MODULE->list) {
+		struct module *mod = list_entry(pos, struct module, list);
+
+		if (n >= max)
+			break;
+		if (!ktv_is_module(pos) || READ_ONCE(mod->state) != MODULE_STATE_LIVE)
+			continue;
+		if (try_module_get(mod))
+			mods[n++] = mod;
+	}
+	rcu_read_unlock();
+	return n;
+}
+
+static unsigned int ktv_count_modules(void)
+{
+	struct list_head *pos;
+	unsigned int n = 1;
+
+	rcu_read_lock();
+	list_for_each_rcu(pos, &THIS_MODULE->list)
+		n += ktv_is_module(pos);
+	rcu_read_unlock();
+	return n;
+}
+
+static void ktv_set_region(struct ktv_region *r, const char *name,
+			   struct module *mod, unsigned long start,
+			   unsigned long size)
+{
+	if (mod)
+		snprintf(r->name, sizeof(r->name), "mod:%s:%s", mod->name, name);
+	else
+		snprintf(r->name, sizeof(r->name), "kernel_%s", name);
+	r->mod = mod;
+	r->start = start;
+	r->end = start ? start + size : 0;
+}
+
+static void ktv_module_regions(struct ktv_region *r, struct module *mod)
+{
+#if KERNEL_VERSION(6, 4, 0) <= LINUX_VERSION_CODE
+	ktv_set_region(&r[0], "text", mod,
+		       (unsigned long)mod->mem[MOD_TEXT].base,
+		       mod->mem[MOD_TEXT].size);
+	/* MOD_RO_AFTER_INIT is data written during init: not rodata. */
+	ktv_set_region(&r[1], "rodata", mod,
+		       (unsigned long)mod->mem[MOD_RODATA].base,
+		       mod->mem[MOD_RODATA].size);
+#else
+	unsigned long base = (unsigned long)mod->core_layout.base;
+
+	ktv_set_region(&r[0], "text", mod, base, mod->core_layout.text_size);
+	ktv_set_region(&r[1], "rodata", mod, base + mod->core_layout.text_size,
+		       mod->core_layout.ro_size - mod->core_layout.text_size);
+#endif
+}
+
+static void ktv_free(struct ktv_result *res)
+{
+	unsigned int i;
+
+	if (!res)
+		return;
+	for (i = 0; i < res->nmods; i++)
+		module_put(res->mods[i]);
+	kvfree(res->cpu);
+	kvfree(res->node);
+	kvfree(res->expect);
+	kvfree(res->cr3);
+	kvfree(res->cr3_err);
+	kvfree(res->pgd);
+	kvfree(res->mods);
+	kvfree(res->regions);
+	kvfree(res->rows);
+	kvfree(res->hist);
+	kvfree(res->copies);
+	kvfree(res->original);
+	kvfree(res->pfns);
+	kvfree(res->buf);
+	kfree(res);
+}
+
+/* Grab every online CPU's top-level table. */
+static int ktv_grab_cpus(struct ktv_result *res)
+{
+	unsigned int i, max = num_possible_cpus();
+	int cpu, ret = 0;
+
+	res->cpu = kvcalloc(max, sizeof(*res->cpu), GFP_KERNEL);
+	res->node = kvcalloc(max, sizeof(*res->node), GFP_KERNEL);
+	res->expect = kvcalloc(max, sizeof(*res->expect), GFP_KERNEL);
+	res->cr3 = kvcalloc(max, sizeof(*res->cr3), GFP_KERNEL);
+	res->cr3_err = kvcalloc(max, sizeof(*res->cr3_err), GFP_KERNEL);
+	res->pgd = kvmalloc_array(max, PAGE_SIZE, GFP_KERNEL);
+	if (!res->cpu || !res->node || !res->expect || !res->cr3 ||
+	    !res->cr3_err || !res->pgd)
+		return -ENOMEM;
+
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		struct ktv_grab g = { .dst = res->pgd + res->ncpus * PAGE_SIZE };
+
+		if (res->ncpus >= max)
+			break;
+		i = res->ncpus;
+		ret = smp_call_function_single(cpu, ktv_grab_pgd, &g, 1);
+		if (ret)
+			break;
+		res->cpu[i] = cpu;
+		res->node[i] = cpu_to_node(cpu);
+		res->expect[i] = ktv_expected_node(res->node[i]);
+		res->cr3[i] = g.cr3;
+		res->cr3_err[i] = g.err;
+		if (g.err)	/* nothing is mapped through it */
+			memset(g.dst, 0, PAGE_SIZE);
+		res->ncpus++;
+	}
+	cpus_read_unlock();
+	return ret;
+}
+
+static int ktv_find_regions(struct ktv_result *res)
+{
+	unsigned int i, max = ktv_count_modules() + 8;
+
+	res->mods = kvcalloc(max, sizeof(*res->mods), GFP_KERNEL);
+	res->regions = kvcalloc(2 + 2 * max, sizeof(*res->regions), GFP_KERNEL);
+	if (!res->mods || !res->regions)
+		return -ENOMEM;
+	res->nmods = ktv_get_modules(res->mods, max);
+
+	ktv_set_region(&res->regions[0], "text", NULL, stext, etext - stext);
+	ktv_set_region(&res->regions[1], "rodata", NULL, srodata,
+		       erodata - srodata);
+	res->nregions = 2;
+	for (i = 0; i < res->nmods; i++) {
+		ktv_module_regions(&res->regions[res->nregions], res->mods[i]);
+		res->nregions += 2;
+	}
+	return 0;
+}
+
+static void ktv_check_page(struct ktv_result *res, unsigned int r,
+			   unsigned long page)
+{
+	const struct ktv_region *reg = &res->regions[r];
+	unsigned long lo = max(reg->start, page);
+	unsigned long hi = min(reg->end, page + PAGE_SIZE);
+	unsigned long ref = ktv_ref_pfn(reg, page);
+	unsigned int c, k, ncopies = 0;
+	bool original = true;
+
+	for (c = 0; c < res->ncpus; c++) {
+		struct ktv_row *row = &res->rows[c * res->nregions + r];
+		unsigned long pfn;
+		phys_addr_t phys;
+		int nid;
+
+		row->pages++;
+		if (!ktv_walk(res->pgd + c * PAGE_SIZE, res->levels, page,
+			      &phys)) {
+			row->unmapped++;
+			original = false;
+			continue;
+		}
+		pfn = PHYS_PFN(phys);
+		if (pfn != ref)
+			original = false;
+		nid = ktv_pfn_node(pfn);
+		if (nid == res->expect[c])
+			row->local++;
+		else
+			row->remote++;
+		if (nid >= 0 && nid < nr_node_ids)
+			res->hist[(c * res->nregions + r) * nr_node_ids + nid]++;
+		if (!ktv_same_bytes(res, pfn, ref, lo & ~PAGE_MASK, hi - lo))
+			row->mismatch++;
+
+		for (k = 0; k < ncopies; k++)
+			if (res->pfns[k] == pfn)
+				break;
+		if (k == ncopies)
+			res->pfns[ncopies++] = pfn;
+	}
+	res->copies[r * (res->ncpus + 1) + ncopies]++;
+	res->original[r] += original;
+}
+
+/* A fresh check of every region on every online CPU. */
+static struct ktv_result *ktv_check(void)
+{
+	struct ktv_result *res;
+	unsigned int r, n;
+	int ret;
+
+	res = kzalloc(sizeof(*res), GFP_KERNEL);
+	if (!res)
+		return ERR_PTR(-ENOMEM);
+	res->levels = pgtable_l5_enabled() ? 5 : 4;
+
+	ret = ktv_grab_cpus(res);
+	if (!ret)
+		ret = ktv_find_regions(res);
+	if (ret)
+		goto fail;
+
+	n = res->ncpus * res->nregions;
+	ret = -ENOMEM;
+	res->rows = kvcalloc(n, sizeof(*res->rows), GFP_KERNEL);
+	res->hist = kvcalloc(array_size(n, nr_node_ids), sizeof(*res->hist),
+			     GFP_KERNEL);
+	res->copies = kvcalloc(array_size(res->nregions, res->ncpus + 1),
+			       sizeof(*res->copies), GFP_KERNEL);
+	res->original = kvcalloc(res->nregions, sizeof(*res->original),
+				 GFP_KERNEL);
+	res->pfns = kvcalloc(res->ncpus + 1, sizeof(*res->pfns), GFP_KERNEL);
+	res->buf = kvmalloc(2 * PAGE_SIZE, GFP_KERNEL);
+	if (!res->rows || !res->hist || !res->copies || !res->original ||
+	    !res->pfns || !res->buf)
+		goto fail;
+
+	for (r = 0; r < res->nregions; r++) {
+		const struct ktv_region *reg = &res->regions[r];
+		unsigned long page;
+
+		if (!reg->start || reg->end <= reg->start)
+			continue;
+		for (page = reg->start & PAGE_MASK; page < reg->end;
+		     page += PAGE_SIZE) {
+			ktv_check_page(res, r, page);
+			cond_resched();
+		}
+	}
+	return res;
+fail:
+	ktv_free(res);
+	return ERR_PTR(ret);
+}
+
+static int ktv_report_show(struct seq_file *m, void *v)
+{
+	struct ktv_result *res = m->private;
+	struct ktv_row sum = { 0 };
+	unsigned int c, r;
+	int nid;
+
+	seq_printf(m, "ktext_verify version=%d pgtable_levels=%d nr_node_ids=%u\n",
+		   KTV_VERSION, res->levels, nr_node_ids);
+	for (c = 0; c < res->ncpus; c++) {
+		phys_addr_t pgd = res->cr3[c] & CR3_ADDR_MASK;
+
+		seq_printf(m, "cpu=%d cr3=0x%lx pgd_node=%d%s\n", res->cpu[c],
+			   res->cr3[c], ktv_pfn_node(PHYS_PFN(pgd)),
+			   res->cr3_err[c] ? " unreadable" : "");
+		for (r = 0; r < res->nregions; r++) {
+			const struct ktv_row *row = &res->rows[c * res->nregions + r];
+			const unsigned long *h =
+				&res->hist[(c * res->nregions + r) * nr_node_ids];
+			char sep = '=';
+
+			seq_printf(m, "cpu=%d node=%d expect=%d region=%s pages=%lu local=%lu remote=%lu unmapped=%lu mismatch=%lu nodes",
+				   res->cpu[c], res->node[c], res->expect[c],
+				   res->regions[r].name, row->pages, row->local,
+				   row->remote, row->unmapped, row->mismatch);
+			for_each_online_node(nid) {
+				seq_printf(m, "%c%d:%lu", sep, nid, h[nid]);
+				sep = ',';
+			}
+			seq_putc(m, '\n');
+			sum.pages += row->pages;
+			sum.local += row->local;
+			sum.remote += row->remote;
+			sum.unmapped += row->unmapped;
+			sum.mismatch += row->mismatch;
+		}
+	}
+	seq_printf(m, "summary cpus=%u regions=%u pages=%lu local=%lu remote=%lu unmapped=%lu mismatch=%lu\n",
+		   res->ncpus, res->nregions, sum.pages, sum.local, sum.remote,
+		   sum.unmapped, sum.mismatch);
+	return 0;
+}
+
+static int ktv_copies_show(struct seq_file *m, void *v)
+{
+	struct ktv_result *res = m->private;
+	unsigned int r, k;
+
+	seq_printf(m, "ktext_verify version=%d cpus=%u regions=%u\n",
+		   KTV_VERSION, res->ncpus, res->nregions);
+	for (r = 0; r < res->nregions; r++) {
+		const unsigned long *h = &res->copies[r * (res->ncpus + 1)];
+		unsigned long pages = 0;
+		unsigned int lo = res->ncpus + 1, hi = 0;
+		char sep = '=';
+
+		for (k = 0; k <= res->ncpus; k++) {
+			pages += h[k];
+			if (h[k]) {
+				lo = min(lo, k);
+				hi = max(hi, k);
+			}
+		}
+		if (!pages)
+			lo = 0;
+		/*
+		 * original: pages every CPU maps to the kernel's own page;
+		 * hist: distinct physical copies -> pages with that many.
+		 */
+		seq_printf(m, "region=%s pages=%lu original=%lu min_copies=%u max_copies=%u hist",
+			   res->regions[r].name, pages, res->original[r], lo, hi);
+		for (k = 0; k <= res->ncpus; k++) {
+			if (!h[k])
+				continue;
+			seq_printf(m, "%c%u:%lu", sep, k, h[k]);
+			sep = ',';
+		}
+		seq_puts(m, sep == '=' ? "=\n" : "\n");
+	}
+	return 0;
+}
+
+static int ktv_open(struct file *file, int (*show)(struct seq_file *, void *))
+{
+	struct ktv_result *res = ktv_check();
+	int ret;
+
+	if (IS_ERR(res))
+		return PTR_ERR(res);
+	ret = single_open(file, show, res);
+	if (ret)
+		ktv_free(res);
+	return ret;
+}
+
+static int ktv_report_open(struct inode *inode, struct file *file)
+{
+	return ktv_open(file, ktv_report_show);
+}
+
+static int ktv_copies_open(struct inode *inode, struct file *file)
+{
+	return ktv_open(file, ktv_copies_show);
+}
+
+static int ktv_release(struct inode *inode, struct file *file)
+{
+	struct seq_file *m = file->private_data;
+
+	ktv_free(m->private);
+	return single_release(inode, file);
+}
+
+static const struct file_operations ktv_report_fops = {
+	.owner		= THIS_MODULE,
+	.open		= ktv_report_open,
+	.read		= seq_read,
+	.llseek		= seq_lseek,
+	.release	= ktv_release,
+};
+
+static const struct file_operations ktv_copies_fops = {
+	.owner		= THIS_MODULE,
+	.open		= ktv_copies_open,
+	.read		= seq_read,
+	.llseek		= seq_lseek,
+	.release	= ktv_release,
+};
+
+static bool ktv_in(unsigned long addr, unsigned long start, unsigned long end)
+{
+	return addr >= start && addr < end;
+}
+
+static int __init ktv_init(void)
+{
+	/* Sanity: a text and a rodata symbol the kernel exports. */
+	if (!stext || !etext || !srodata || !erodata || stext >= etext ||
+	    srodata >= erodata || etext > srodata || stext < __START_KERNEL_map ||
+	    !ktv_in((unsigned long)schedule, stext, etext) ||
+	    !ktv_in((unsigned long)hex_asc, srodata, erodata)) {
+		pr_err("stext, etext, srodata, erodata missing or wrong (stext=%lx etext=%lx srodata=%lx erodata=%lx)\n",
+		       stext, etext, srodata, erodata);
+		return -EINVAL;
+	}
+
+	ktv_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	if (IS_ERR(ktv_dir))
+		return PTR_ERR(ktv_dir);
+	debugfs_create_file("report", 0400, ktv_dir, NULL, &ktv_report_fops);
+	debugfs_create_file("copies", 0400, ktv_dir, NULL, &ktv_copies_fops);
+	pr_info("text %lu KiB, rodata %lu KiB, %d-level paging, %u nodes\n",
+		(etext - stext) >> 10, (erodata - srodata) >> 10,
+		pgtable_l5_enabled() ? 5 : 4, nr_node_ids);
+	return 0;
+}
+
+static void __exit ktv_exit(void)
+{
+	debugfs_remove_recursive(ktv_dir);
+}
+
+module_init(ktv_init);
+module_exit(ktv_exit);
+MODULE_DESCRIPTION("Verify per-CPU mappings and bytes of kernel text and rodata");
+MODULE_LICENSE("GPL");
