@@ -114,8 +114,10 @@ unexported_count() {
 	echo "$n"
 }
 
+# Debian's linux-source .gitignore ignores everything ("/*"), so a new file
+# in the tree is "ignored", not "untracked": count those too.
 tree_dirty() {
-	[ -n "$(git -C "$TREE" status --porcelain --untracked-files=normal)" ]
+	[ -n "$(git -C "$TREE" status --porcelain --untracked-files=all --ignored)" ]
 }
 
 need() {
