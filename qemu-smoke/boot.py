@@ -81,6 +81,26 @@ class Topology:
         return args
 
 
+    def cpunodes(self):
+        """The node of each vCPU, as the locality meter wants it: 0:0:1:1."""
+        node_of = {}
+        for nid, cpus, _ in self.nodes:
+            for part in cpus.split(","):
+                lo, _, hi = part.partition("-")
+                for cpu in range(int(lo), int(hi or lo) + 1):
+                    node_of[cpu] = nid
+        return ":".join(str(node_of.get(c, 0)) for c in range(self.cpus))
+
+    def homes(self):
+        """For each node, the nearest node with memory (itself if it has some)."""
+        dist = {(a, b): v for a, b, v in self.dists}
+        mem = [nid for nid, _, size in self.nodes if size]
+        def distance(a, b):
+            return 10 if a == b else dist.get((a, b), dist.get((b, a), 20))
+        ids = sorted(nid for nid, _, _ in self.nodes)
+        return ":".join(str(min(mem, key=lambda m, n=n: (distance(n, m), m))) for n in ids)
+
+
 def parse_size(text):
     """'512M' or '1G' -> MiB."""
     m = re.fullmatch(r"(\d+)([MG])", text)
@@ -142,6 +162,8 @@ def main():
                     help="the kernel replicates: the guest asserts locality")
     ap.add_argument("--backend", choices=("ram", "file"), default="ram")
     ap.add_argument("--plugin", default="", help="QEMU TCG plugin argument (-plugin)")
+    ap.add_argument("--meter", default="",
+                    help="locality meter plugin (.so): file-backed nodes, report in OUT/locality.txt")
     ap.add_argument("--mttcg", action="store_true",
                     help="multi-threaded TCG (unsafe for kernels that patch text)")
     ap.add_argument("--header", action="store_true", help="print the table header first")
@@ -165,6 +187,8 @@ def main():
     if opts.expect_repl:
         cmdline.append("ktv_expect=1")
     cmdline += shlex.split(opts.append)
+    if opts.meter:
+        opts.backend = "file"
     accel = "tcg,thread=multi" if opts.mttcg else "tcg,thread=single"
     qemu = ["qemu-system-x86_64", "-machine", "q35", "-accel", accel,
             *topo.qemu_args(opts.backend, opts.out),
@@ -174,6 +198,9 @@ def main():
             "-serial", f"file:{console_log}", "-serial", f"file:{ktap_log}"]
     if opts.plugin:
         qemu += ["-plugin", opts.plugin]
+    if opts.meter:
+        qemu += ["-plugin", f"{opts.meter},cpunodes={topo.cpunodes()},homes={topo.homes()},"
+                 f"out={os.path.join(opts.out, 'locality.txt')}"]
     with open(os.path.join(opts.out, "qemu.cmd"), "w", encoding="utf-8") as f:
         f.write(shlex.join(qemu) + "\n")
 
