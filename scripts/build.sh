@@ -57,4 +57,12 @@ cp -r "$REPO/qemu-smoke/verifier" "$ext/"
 if [ -f "$ext/verifier/Kbuild" ]; then
 	make -s -C "$BUILD" M="$ext/verifier" CC="ccache gcc" W=1 modules
 fi
+# Static test programs for the guest.
+mkdir -p "$ext/progs"
+for c in "$REPO"/qemu-smoke/progs/*.c; do
+	[ -e "$c" ] || continue
+	p=${c##*/}
+	gcc -static -O2 -Wall -Wextra -Werror -o "$ext/progs/${p%.c}" "$c" ||
+		die "building the guest program $p failed"
+done
 say "built in $(($(date +%s) - start)) s: $BUILD/arch/x86/boot/bzImage"

@@ -1,7 +1,7 @@
 # shellcheck shell=sh
 # Runtime text patching reaches every copy: after the function tracer is
-# switched on and off, a kprobe is armed and removed, and a module is
-# reloaded, every CPU's view of kernel and module text and rodata is
+# switched on and off, a kprobe is armed and removed, BPF programs are
+# JIT-compiled and a module is reloaded, every CPU's view of kernel and module text and rodata is
 # byte-identical to the original (and local, on a replication kernel).
 
 # shellcheck source=../ktv.sh
@@ -43,6 +43,18 @@ ktv_patching() {
 		ktv_recheck kprobe_removed
 	else
 		ktap_skip identical_after_kprobe "no kprobe events"
+	fi
+
+	if command -v bpfload >/dev/null; then
+		_t0=$(date +%s)
+		if ktv_diag_run bpfload 200; then
+			ktap_diag "200 BPF JIT loads in $(($(date +%s) - _t0)) s"
+			ktv_recheck bpf_jit
+		else
+			ktap_fail identical_after_bpf_jit "bpfload failed"
+		fi
+	else
+		ktap_skip identical_after_bpf_jit "no bpfload in the initramfs"
 	fi
 
 	if rmmod ktv_target && insmod "$KTV_MODS/ktv_target.ko" && echo 3 >"$KTV_DBG/ktv_target/flip"; then
