@@ -3,7 +3,7 @@
 # Without root, print the apt command instead and fail.
 . "$(dirname "$0")/lib.sh"
 
-pkgs=(linux-source-"$BASE" gcc make bc flex bison libelf-dev libssl-dev dwarves
+pkgs=(linux-source-"$BASE" gcc libc6-dev make bc flex bison libelf-dev libssl-dev dwarves
 	cpio xz-utils kmod qemu-system-x86 busybox-static sparse coccinelle b4
 	ccache git python3 python3-ply shellcheck gnuplot-nox)
 if [ "${DEPS_ALL_BASES:-}" = 1 ]; then
