@@ -263,6 +263,42 @@ static void print_insn_line(FILE *f, const char *prefix, const int *members,
 		" remote_frac=%s\n", prefix, kl, kr, ko, ul, ur, uo, frac(kr, kl));
 }
 
+/*
+ * "PREFIX from=F mem=M KEY=N": for each node F with vCPUs and each memory
+ * column M, the kernel instructions (or kernel data reads) of F's vCPUs.
+ */
+static void print_node_matrix(FILE *f, int nodes, const char *prefix,
+			      const char *key, bool reads)
+{
+	int n, m, v;
+
+	for (n = 0; n < nodes; n++) {
+		bool any = false;
+
+		for (v = 0; v < n_vcpus; v++)
+			any |= cpu_node[v] == n;
+		if (!any)
+			continue;
+		for (m = 0; m <= nodes; m++) {
+			int col = m == nodes ? COL_OTHER : m;
+			uint64_t sum = 0;
+
+			for (v = 0; v < n_vcpus; v++) {
+				if (cpu_node[v] != n)
+					continue;
+				sum += reads ? stats[v].reads[col] :
+					       stats[v].insns[MODE_KERNEL][col];
+			}
+			fprintf(f, "%s from=%d mem=", prefix, n);
+			if (col == COL_OTHER)
+				fprintf(f, "other");
+			else
+				fprintf(f, "%d", m);
+			fprintf(f, " %s=%" PRIu64 "\n", key, sum);
+		}
+	}
+}
+
 static void report(FILE *f)
 {
 	int nodes = nodes_total();
@@ -312,28 +348,7 @@ static void report(FILE *f)
 				stats[v].insns[MODE_USER][col]);
 		}
 	}
-	for (n = 0; n < nodes; n++) {
-		bool any = false;
-
-		for (v = 0; v < n_vcpus; v++)
-			any |= cpu_node[v] == n;
-		if (!any)
-			continue;
-		for (m = 0; m <= nodes; m++) {
-			int col = m == nodes ? COL_OTHER : m;
-			uint64_t sum = 0;
-
-			for (v = 0; v < n_vcpus; v++)
-				if (cpu_node[v] == n)
-					sum += stats[v].insns[MODE_KERNEL][col];
-			fprintf(f, "matrix from=%d mem=", n);
-			if (col == COL_OTHER)
-				fprintf(f, "other");
-			else
-				fprintf(f, "%d", m);
-			fprintf(f, " kernel_insns=%" PRIu64 "\n", sum);
-		}
-	}
+	print_node_matrix(f, nodes, "matrix", "kernel_insns", false);
 
 	if (data_on) {
 		for (k = -1; k < nodes; k++) {
@@ -364,28 +379,7 @@ static void report(FILE *f)
 					" remote_frac=%s\n", l, r, o, io, frac(r, l));
 			}
 		}
-		for (n = 0; n < nodes; n++) {
-			bool any = false;
-
-			for (v = 0; v < n_vcpus; v++)
-				any |= cpu_node[v] == n;
-			if (!any)
-				continue;
-			for (m = 0; m <= nodes; m++) {
-				int col = m == nodes ? COL_OTHER : m;
-				uint64_t sum = 0;
-
-				for (v = 0; v < n_vcpus; v++)
-					if (cpu_node[v] == n)
-						sum += stats[v].reads[col];
-				fprintf(f, "data matrix from=%d mem=", n);
-				if (col == COL_OTHER)
-					fprintf(f, "other");
-				else
-					fprintf(f, "%d", m);
-				fprintf(f, " kernel_reads=%" PRIu64 "\n", sum);
-			}
-		}
+		print_node_matrix(f, nodes, "data matrix", "kernel_reads", true);
 	}
 	fprintf(f, "end\n");
 }
