@@ -12,7 +12,7 @@
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: help deps tree export status build initramfs smoke meter check prep send
+.PHONY: help deps tree export status build bisect initramfs smoke meter check prep send
 
 help:
 	@echo "Targets:"
@@ -21,6 +21,7 @@ help:
 	@echo "  export     write the work tree's commits back into REV's series directory"
 	@echo "  status     every work tree: clean or dirty, commits not exported"
 	@echo "  build      configure (CONFIG fragments) and build bzImage, modules, test modules"
+	@echo "  bisect     build every patch of REV on its own (CONFIG, default smoke)"
 	@echo "  initramfs  guest initramfs (usr/gen_init_cpio, busybox, tests, modules)"
 	@echo "  smoke      the main job: deps, tree, build, boot REV on the topology matrix"
 	@echo "  meter      build the TCG locality meter, prove it counts on the base kernel"
@@ -43,6 +44,9 @@ status:
 
 build: tree
 	@$(S)/build.sh
+
+bisect: tree
+	@$(S)/bisect-build.sh
 
 initramfs: build
 	@$(S)/initramfs.sh

@@ -8,6 +8,7 @@ need git
 
 [ -d "$TREE/.git" ] || die "no work tree $TREE: run 'make tree REV=$REV BASE=$BASE'"
 [ -n "$SERIES_DIR" ] || die "REV=base has no series directory; create series-vN first (see CONTRIBUTING.md)"
+tree_on_branch
 if tree_dirty; then
 	die "$TREE has uncommitted changes; commit them (git -C $TREE commit) before exporting"
 fi

@@ -114,6 +114,13 @@ unexported_count() {
 	echo "$n"
 }
 
+# A tree left on a detached HEAD (an interrupted bisect-build.sh) must not
+# be exported or reset: base..HEAD would then miss the later patches.
+tree_on_branch() {
+	git -C "$TREE" symbolic-ref -q HEAD >/dev/null ||
+		die "$TREE is on a detached HEAD (an interrupted 'make bisect'?): git -C $TREE checkout work"
+}
+
 # Debian's linux-source .gitignore ignores everything ("/*"), so a new file
 # in the tree is "ignored", not "untracked": count those too.
 tree_dirty() {
@@ -126,4 +133,46 @@ need() {
 		command -v "$t" >/dev/null 2>&1 ||
 			die "missing tool '$t': run 'make deps' (or apt-get install the package that has it)"
 	done
+}
+
+# Write $BUILD/.config from the fragments CONFIG names, merged onto
+# allnoconfig by the kernel's merge_config.sh; skipped when neither the
+# fragments nor the tree's HEAD changed. Fails when Kconfig drops a request.
+configure_build() {
+	local frags f files=() stamp want log missed
+	case "$CONFIG" in
+	smoke) frags="smoke repl-on" ;;
+	smoke-off) frags="smoke repl-off" ;;
+	debug) frags="smoke repl-on debug" ;;
+	*) die "unknown CONFIG '$CONFIG': known are smoke, smoke-off, debug" ;;
+	esac
+	for f in $frags; do
+		files+=("$REPO/qemu-smoke/configs/$f.config")
+	done
+	mkdir -p "$BUILD"
+	stamp=$BUILD/.fragments.sha
+	want=$( (cat "${files[@]}"; git -C "$TREE" rev-parse HEAD) | sha256sum)
+	if [ -f "$BUILD/.config" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+		return 0
+	fi
+	say "configuring $BUILD from: $frags"
+	log=$BUILD/merge_config.log
+	(cd "$TREE" && ARCH=x86_64 scripts/kconfig/merge_config.sh -n -O "$BUILD" "${files[@]}") >"$log" 2>&1 ||
+		{ cat "$log" >&2; die "merge_config.sh failed"; }
+	# merge_config.sh only warns about requests Kconfig did not honour.
+	missed=$(grep -o 'Value requested for CONFIG_[A-Z0-9_]* not in final .config' "$log" |
+		awk '{print $4}' || true)
+	if [ "$REV" = base ]; then
+		missed=$(printf '%s\n' "$missed" | grep -v '^CONFIG_KERNEL_REPLICATION$' || true)
+	fi
+	if [ -n "$missed" ]; then
+		grep -A3 'Value requested' "$log" >&2 || true
+		die "config fragments not honoured by Kconfig: $(echo "$missed" | tr '\n' ' ')"
+	fi
+	echo "$want" >"$stamp"
+}
+
+export CCACHE_DIR=${CCACHE_DIR:-$WORK/ccache} CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
+kmake() {
+	make -s -C "$TREE" O="$BUILD" ARCH=x86_64 CC="ccache gcc" -j"$(nproc)" "$@"
 }

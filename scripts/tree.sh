@@ -71,6 +71,7 @@ set_author
 
 git -C "$TREE" rev-parse -q --verify base >/dev/null ||
 	die "$TREE has no 'base' tag; it was not made by 'make tree'"
+tree_on_branch
 if tree_dirty; then
 	die "$TREE has uncommitted changes or new files ($(git -C "$TREE" status --porcelain --untracked-files=all --ignored | head -n 3 | tr '\n' ' ')); commit them (new files need 'git add -f': Debian's .gitignore ignores everything) and 'make export', or discard them with 'git -C $TREE reset --hard && git -C $TREE clean -fdx'"
 fi

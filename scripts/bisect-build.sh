@@ -1,0 +1,49 @@
+#!/bin/bash
+# Build every patch of REV on its own (bisectability): check out each commit
+# of base..HEAD in turn, configure it with CONFIG's fragments and build
+# bzImage and modules in the usual build directory, incrementally. A patch
+# that does not build, or that adds compiler warnings, fails the run. The
+# tree goes back to its branch at the end, also when interrupted.
+# Prints one row per patch; the per-patch logs are in $BUILD/bisect/.
+. "$(dirname "$0")/lib.sh"
+need git make gcc ccache
+
+[ -d "$TREE/.git" ] || die "no work tree $TREE: run 'make tree REV=$REV BASE=$BASE'"
+[ -n "$SERIES_DIR" ] || die "REV=base has no patches to build one by one"
+tree_on_branch
+if tree_dirty; then
+	die "$TREE has uncommitted changes; commit or export them first"
+fi
+branch=$(git -C "$TREE" symbolic-ref --short HEAD)
+trap 'git -C "$TREE" checkout -q "$branch"' EXIT
+
+mapfile -t commits < <(git -C "$TREE" rev-list --reverse base..HEAD)
+[ ${#commits[@]} -gt 0 ] || die "$TREE has no commits on top of base"
+logs=$BUILD/bisect
+mkdir -p "$logs"
+
+printf '%-3s %-60s %6s %8s  %s\n' N PATCH TIME WARNINGS RESULT
+failed=0 n=0
+for c in "${commits[@]}"; do
+	n=$((n + 1))
+	subject=$(git -C "$TREE" log -1 --format=%s "$c")
+	git -C "$TREE" checkout -q --detach "$c"
+	log=$logs/$(printf '%02d' "$n").log
+	t0=$(date +%s)
+	result=ok
+	if ! (configure_build && kmake bzImage modules) >"$log" 2>&1; then
+		result="FAIL (build)"
+	fi
+	warnings=$(grep -c 'warning:' "$log" || true)
+	if [ "$result" = ok ] && [ "$warnings" != 0 ]; then
+		result="FAIL (warnings)"
+	fi
+	printf '%-3s %-60.60s %5ss %8s  %s\n' "$n" "$subject" "$(($(date +%s) - t0))" "$warnings" "$result"
+	if [ "$result" != ok ]; then
+		failed=$((failed + 1))
+		grep -m5 -E 'error:|warning:' "$log" | sed 's/^/    /' || tail -n 5 "$log" | sed 's/^/    /'
+		echo "    log: $log"
+	fi
+done
+echo "bisect-build of $BASE $REV ($CONFIG): $((n - failed)) of $n patches build cleanly"
+[ "$failed" = 0 ]
