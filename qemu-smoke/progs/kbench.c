@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kbench: the seven microbenchmarks of the x86 kernel replication RFC's
+ * cover letter, run pinned to the first CPU of every NUMA node.
+ *
+ *   fork1       one fork(), timed in the parent around the call
+ *   fork1024    fork() 1024 times in a loop, the loop timed (children
+ *               exit at once and are reaped after the loop)
+ *   mmap        1024 times: mmap one anonymous page, munmap it
+ *   mmap_lock   the same with MAP_LOCKED (which also faults the page in)
+ *   openclose   1024 times: open /dev/null, close it
+ *   mount       one mount of procfs on a directory in /tmp
+ *   kill        SIGUSR1 to a child on the same CPU, waiting in
+ *               sigsuspend(): from kill() in the parent to the handler
+ *
+ * Every case runs REPS times per node (-r, default 11) after one warm-up
+ * run. One line per (case, node): median, quartiles, minimum and maximum,
+ * in microseconds, as a tab-separated table headed by '# kbench'.
+ * Usage: kbench [-r REPS] [-n LOOP] [-c CASE[,CASE...]]
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_REPS 1000
+#define MAX_NODES 64
+
+static int loop = 1024;
+static long page;
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "kbench: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static double b_fork1(void)
+{
+	double t0, t1;
+	pid_t pid;
+
+	t0 = now_us();
+	pid = fork();
+	t1 = now_us();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+	return t1 - t0;
+}
+
+static double b_forkloop(void)
+{
+	double t0, t1;
+	int i, n = 0;
+	pid_t pid;
+
+	t0 = now_us();
+	for (i = 0; i < loop; i++) {
+		pid = fork();
+		if (pid == 0)
+			_exit(0);
+		if (pid > 0)
+			n++;
+	}
+	t1 = now_us();
+	if (n < loop)
+		die("fork");
+	while (n-- > 0)
+		wait(NULL);
+	return t1 - t0;
+}
+
+static double mmap_loop(int flags)
+{
+	double t0;
+	void *p;
+	int i;
+
+	t0 = now_us();
+	for (i = 0; i < loop; i++) {
+		p = mmap(NULL, page, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
+		if (p == MAP_FAILED)
+			die("mmap");
+		munmap(p, page);
+	}
+	return now_us() - t0;
+}
+
+static double b_mmap(void)
+{
+	return mmap_loop(0);
+}
+
+static double b_mmap_lock(void)
+{
+	return mmap_loop(MAP_LOCKED);
+}
+
+static double b_openclose(void)
+{
+	double t0;
+	int i, fd;
+
+	t0 = now_us();
+	for (i = 0; i < loop; i++) {
+		fd = open("/dev/null", O_RDONLY);
+		if (fd < 0)
+			die("open /dev/null");
+		close(fd);
+	}
+	return now_us() - t0;
+}
+
+static double b_mount(void)
+{
+	char dir[] = "/tmp/kbench.XXXXXX";
+	double t0, t1;
+
+	if (!mkdtemp(dir))
+		die("mkdtemp");
+	t0 = now_us();
+	if (mount("proc", dir, "proc", 0, NULL))
+		die("mount proc");
+	t1 = now_us();
+	umount(dir);
+	rmdir(dir);
+	return t1 - t0;
+}
+
+static int sig_fd;
+
+static void on_usr1(int sig)
+{
+	double t = now_us();
+
+	(void)sig;
+	if (write(sig_fd, &t, sizeof(t)) != sizeof(t))
+		_exit(1);
+}
+
+static double b_kill(void)
+{
+	int ready[2], done[2];
+	double t0, t1;
+	pid_t pid;
+	char c;
+
+	if (pipe(ready) || pipe(done))
+		die("pipe");
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		struct sigaction sa = { .sa_handler = on_usr1 };
+		sigset_t usr1, old;
+
+		/* Blocked until sigsuspend(): the signal cannot come too early. */
+		sigemptyset(&usr1);
+		sigaddset(&usr1, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &usr1, &old);
+		sig_fd = done[1];
+		sigaction(SIGUSR1, &sa, NULL);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
+		sigsuspend(&old);
+		_exit(0);
+	}
+	if (read(ready[0], &c, 1) != 1)
+		die("child not ready");
+	t0 = now_us();
+	kill(pid, SIGUSR1);
+	if (read(done[0], &t1, sizeof(t1)) != sizeof(t1))
+		die("child did not answer");
+	waitpid(pid, NULL, 0);
+	close(ready[0]);
+	close(ready[1]);
+	close(done[0]);
+	close(done[1]);
+	return t1 - t0;
+}
+
+static const struct bench {
+	const char *name;
+	double (*run)(void);
+} benches[] = {
+	{ "fork1", b_fork1 },
+	{ "fork1024", b_forkloop },
+	{ "mmap", b_mmap },
+	{ "mmap_lock", b_mmap_lock },
+	{ "openclose", b_openclose },
+	{ "mount", b_mount },
+	{ "kill", b_kill },
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Linear interpolation between the order statistics of a sorted array. */
+static double quantile(const double *v, int n, double q)
+{
+	double pos = q * (n - 1);
+	int i = (int)pos;
+
+	if (i + 1 >= n)
+		return v[n - 1];
+	return v[i] + (pos - i) * (v[i + 1] - v[i]);
+}
+
+/* The first CPU of node N, from sysfs; -1 for a node without CPUs. */
+static int node_first_cpu(int node)
+{
+	char path[64];
+	int cpu = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist", node);
+	f = fopen(path, "r");
+	if (!f)
+		return -2;
+	if (fscanf(f, "%d", &cpu) != 1)
+		cpu = -1;
+	fclose(f);
+	return cpu;
+}
+
+static int selected(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+	const char *p = list;
+
+	if (!list)
+		return 1;
+	while ((p = strstr(p, name))) {
+		if ((p == list || p[-1] == ',') && (p[len] == ',' || !p[len]))
+			return 1;
+		p += len;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static double v[MAX_REPS];
+	const char *only = NULL;
+	int reps = 11, opt, node, cpu, i;
+	size_t b;
+
+	while ((opt = getopt(argc, argv, "r:n:c:")) != -1) {
+		switch (opt) {
+		case 'r':
+			reps = atoi(optarg);
+			break;
+		case 'n':
+			loop = atoi(optarg);
+			break;
+		case 'c':
+			only = optarg;
+			break;
+		default:
+			fprintf(stderr, "usage: kbench [-r REPS] [-n LOOP] [-c CASE,...]\n");
+			return 2;
+		}
+	}
+	if (reps < 1 || reps > MAX_REPS || loop < 1) {
+		fprintf(stderr, "kbench: -r must be 1..%d, -n at least 1\n", MAX_REPS);
+		return 2;
+	}
+	page = sysconf(_SC_PAGESIZE);
+
+	printf("# kbench reps=%d loop=%d unit=us\n", reps, loop);
+	printf("case\tnode\tcpu\tmedian\tq1\tq3\tmin\tmax\n");
+	for (node = 0; node < MAX_NODES; node++) {
+		cpu_set_t set;
+
+		cpu = node_first_cpu(node);
+		if (cpu == -2)
+			continue;	/* no such node */
+		if (cpu < 0)
+			continue;	/* a node without CPUs runs nothing */
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			die("sched_setaffinity");
+		for (b = 0; b < sizeof(benches) / sizeof(benches[0]); b++) {
+			if (!selected(only, benches[b].name))
+				continue;
+			benches[b].run();	/* warm-up */
+			for (i = 0; i < reps; i++)
+				v[i] = benches[b].run();
+			qsort(v, reps, sizeof(v[0]), cmp_double);
+			printf("%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n",
+			       benches[b].name, node, cpu, quantile(v, reps, 0.5),
+			       quantile(v, reps, 0.25), quantile(v, reps, 0.75),
+			       v[0], v[reps - 1]);
+			fflush(stdout);
+		}
+	}
+	return 0;
+}
