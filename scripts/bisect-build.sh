@@ -21,12 +21,22 @@ mapfile -t commits < <(git -C "$TREE" rev-list --reverse base..HEAD)
 [ ${#commits[@]} -gt 0 ] || die "$TREE has no commits on top of base"
 logs=$BUILD/bisect
 mkdir -p "$logs"
+# Trees (with the fragments) that built cleanly before: a rewritten series
+# only rebuilds the commits whose tree changed.
+done_list=$logs/ok-trees
+touch "$done_list"
+frag_sum=$(config_fragments | xargs cat | sha256sum | cut -c1-16)
 
 printf '%-3s %-60s %6s %8s  %s\n' N PATCH TIME WARNINGS RESULT
 failed=0 n=0
 for c in "${commits[@]}"; do
 	n=$((n + 1))
 	subject=$(git -C "$TREE" log -1 --format=%s "$c")
+	key="$(git -C "$TREE" rev-parse "$c^{tree}") $frag_sum"
+	if grep -qxF "$key" "$done_list"; then
+		printf '%-3s %-60.60s %6s %8s  %s\n' "$n" "$subject" - 0 "ok (this tree built before)"
+		continue
+	fi
 	git -C "$TREE" checkout -q --detach "$c"
 	log=$logs/$(printf '%02d' "$n").log
 	t0=$(date +%s)
@@ -39,7 +49,9 @@ for c in "${commits[@]}"; do
 		result="FAIL (warnings)"
 	fi
 	printf '%-3s %-60.60s %5ss %8s  %s\n' "$n" "$subject" "$(($(date +%s) - t0))" "$warnings" "$result"
-	if [ "$result" != ok ]; then
+	if [ "$result" = ok ]; then
+		echo "$key" >>"$done_list"
+	else
 		failed=$((failed + 1))
 		grep -m5 -E 'error:|warning:' "$log" | sed 's/^/    /' || tail -n 5 "$log" | sed 's/^/    /'
 		echo "    log: $log"

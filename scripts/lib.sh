@@ -138,8 +138,9 @@ need() {
 # Write $BUILD/.config from the fragments CONFIG names, merged onto
 # allnoconfig by the kernel's merge_config.sh; skipped when neither the
 # fragments nor the tree's HEAD changed. Fails when Kconfig drops a request.
-configure_build() {
-	local frags f files=() stamp want log missed
+# The fragment files of CONFIG, one path per line.
+config_fragments() {
+	local f frags
 	case "$CONFIG" in
 	smoke) frags="smoke repl-on" ;;
 	smoke-off) frags="smoke repl-off" ;;
@@ -147,15 +148,21 @@ configure_build() {
 	*) die "unknown CONFIG '$CONFIG': known are smoke, smoke-off, debug" ;;
 	esac
 	for f in $frags; do
-		files+=("$REPO/qemu-smoke/configs/$f.config")
+		printf '%s\n' "$REPO/qemu-smoke/configs/$f.config"
 	done
+}
+
+configure_build() {
+	local files stamp want log missed
+	mapfile -t files < <(config_fragments)
+	[ ${#files[@]} -gt 0 ] || exit 1
 	mkdir -p "$BUILD"
 	stamp=$BUILD/.fragments.sha
 	want=$( (cat "${files[@]}"; git -C "$TREE" rev-parse HEAD) | sha256sum)
 	if [ -f "$BUILD/.config" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
 		return 0
 	fi
-	say "configuring $BUILD from: $frags"
+	say "configuring $BUILD from: ${files[*]##*/}"
 	log=$BUILD/merge_config.log
 	(cd "$TREE" && ARCH=x86_64 scripts/kconfig/merge_config.sh -n -O "$BUILD" "${files[@]}") >"$log" 2>&1 ||
 		{ cat "$log" >&2; die "merge_config.sh failed"; }
