@@ -12,7 +12,7 @@
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: help deps tree export status build bisect initramfs smoke meter check prep send
+.PHONY: help deps tree export status build bisect initramfs smoke meter bench check prep send
 
 help:
 	@echo "Targets:"
@@ -25,6 +25,7 @@ help:
 	@echo "  initramfs  guest initramfs (usr/gen_init_cpio, busybox, tests, modules)"
 	@echo "  smoke      the main job: deps, tree, build, boot REV on the topology matrix"
 	@echo "  meter      build the TCG locality meter, prove it counts on the base kernel"
+	@echo "  bench      base kernel against REV: kbench, ftrace, memory, meter; table and plots"
 	@echo "  check      the tests: static checks, the smoke matrix with guest tests, meter"
 	@echo "  prep       b4 prep of REV in its work tree with cover-letters/REV"
 	@echo "  send       b4 send -o: write REV's messages for lore (offline)"
@@ -61,6 +62,9 @@ meter: deps
 	@REV=base CONFIG=smoke $(S)/build.sh
 	@REV=base CONFIG=smoke $(S)/initramfs.sh
 	@REV=base CONFIG=smoke $(S)/meter-check.sh
+
+bench: deps
+	@$(S)/bench.sh
 
 check: deps
 	@checks/run-all.sh
