@@ -26,6 +26,7 @@ list=$BUILD/initramfs.list
 	echo "file /init $guest/init 0755 0 0"
 	echo "file /lib/ktap.sh $guest/ktap.sh 0644 0 0"
 	echo "file /lib/ktv.sh $guest/ktv.sh 0644 0 0"
+	echo "file /lib/ktv-fail.sh $guest/ktv-fail.sh 0644 0 0"
 	for t in "$guest"/tests/*.sh; do
 		echo "file /tests/${t##*/} $t 0644 0 0"
 	done

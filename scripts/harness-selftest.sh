@@ -1,0 +1,58 @@
+#!/bin/bash
+# The harness under bad input: boot the built kernel (BASE/REV/CONFIG) on
+# the 1-node topology with a guest broken on purpose (ktv_inject=, see the
+# guest's /init) and check that boot.py reports each failure as such, with
+# an excerpt, and exits non-zero within its timeout:
+#   panic  PANIC and the panic excerpt     warn  SPLAT and the WARNING
+#   hang   HUNG after the timeout          cut   CUT SHORT and the last lines
+#   fail   FAIL naming the failed test
+. "$(dirname "$0")/lib.sh"
+need python3 qemu-system-x86_64
+
+kernel=$BUILD/arch/x86/boot/bzImage
+initrd=$BUILD/initramfs.cpio.gz
+if [ ! -f "$kernel" ] || [ ! -f "$initrd" ]; then
+	die "no kernel or initramfs in $BUILD: run 'make initramfs'"
+fi
+out=$WORK/results/selftest-$BASE-$REV-$CONFIG
+hang_timeout=30
+
+# case: injection, expected verdict prefix, expected text in the report
+cases=(
+	"panic|PANIC|Kernel panic - not syncing: sysrq triggered crash"
+	"warn|SPLAT|WARNING:"
+	"hang|HUNG|last console lines:"
+	"cut|CUT SHORT|last console lines:"
+	"fail|FAIL: 10-boot.injected_failure|injected_failure"
+)
+failed=0
+printf '%-6s %-10s %-6s %s\n' CASE EXIT TIME RESULT
+for c in "${cases[@]}"; do
+	IFS='|' read -r inject verdict text <<<"$c"
+	timeout=120
+	[ "$inject" != hang ] || timeout=$hang_timeout
+	t0=$(date +%s)
+	rc=0
+	report=$(python3 "$REPO/qemu-smoke/boot.py" --kernel "$kernel" --initrd "$initrd" \
+		--topo "$REPO/qemu-smoke/topologies/1node.topo" --out "$out/$inject" \
+		--timeout "$timeout" --append "ktv_inject=$inject" --label "inject-$inject") || rc=$?
+	took=$(($(date +%s) - t0))
+	row=$(head -n 1 <<<"$report")
+	result=ok
+	if [ "$rc" = 0 ]; then
+		result="WRONG: exit 0"
+	elif ! grep -qF "  $verdict" <<<"$row"; then
+		result="WRONG: verdict is not '$verdict': $row"
+	elif ! grep -qF -- "$text" <<<"$report"; then
+		result="WRONG: the report lacks '$text'"
+	elif [ "$took" -gt $((timeout + 30)) ]; then
+		result="WRONG: took ${took} s, limit ${timeout} s"
+	fi
+	printf '%-6s %-10s %5ss %s\n' "$inject" "$rc" "$took" "$result"
+	if [ "$result" != ok ]; then
+		printf '%s\n' "$report" | sed 's/^/    /'
+		failed=$((failed + 1))
+	fi
+done
+echo "harness self-test: $((${#cases[@]} - failed)) of ${#cases[@]} broken guests reported correctly"
+[ "$failed" = 0 ]
