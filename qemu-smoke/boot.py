@@ -109,10 +109,22 @@ def parse_size(text):
     return int(m.group(1)) * (1024 if m.group(2) == "G" else 1)
 
 
-def first_splat(console):
+FAULT_BEGIN = "ktv: expect-fault begin "
+FAULT_END = "ktv: expect-fault end "
+
+
+def first_splat(console, expect_faults=False):
+    """The first splat line and the lines after it. With expect_faults, the
+    lines between the guest's expect-fault markers (a fault provoked on
+    purpose, checked by the guest test itself) do not count."""
     lines = console.splitlines()
+    inside = False
     for i, line in enumerate(lines):
-        if any(s in line for s in SPLATS):
+        if expect_faults and FAULT_BEGIN in line:
+            inside = True
+        elif expect_faults and FAULT_END in line:
+            inside = False
+        elif not inside and any(s in line for s in SPLATS):
             return i, lines[i:i + 25]
     return None, []
 
@@ -166,6 +178,9 @@ def main():
                     help="locality meter plugin (.so): file-backed nodes, report in OUT/locality.txt")
     ap.add_argument("--mttcg", action="store_true",
                     help="multi-threaded TCG (unsafe for kernels that patch text)")
+    ap.add_argument("--expect-faults", action="store_true",
+                    help="the guest provokes faults on purpose: no oops=panic, and splats "
+                         "between its expect-fault markers are the test's, not the report's")
     ap.add_argument("--header", action="store_true", help="print the table header first")
     opts = ap.parse_args()
 
@@ -181,8 +196,8 @@ def main():
         if os.path.exists(f):
             os.unlink(f)
 
-    cmdline = ["console=ttyS0,115200", "pti=on", "panic=-1", "oops=panic",
-               "loglevel=7", f"ktv_nodes={len(topo.nodes)}", f"ktv_cpus={topo.cpus}",
+    cmdline = ["console=ttyS0,115200", "pti=on", "panic=-1",
+               *([] if opts.expect_faults else ["oops=panic"]), "loglevel=7", f"ktv_nodes={len(topo.nodes)}", f"ktv_cpus={topo.cpus}",
                f"ktv_levels={topo.levels}", f"ktv_topo={topo.name}"]
     if opts.expect_repl:
         cmdline.append("ktv_expect=1")
@@ -222,7 +237,7 @@ def main():
     console = read(console_log)
     ktap = read(ktap_log)
     counts, failed = parse_ktap(ktap)
-    splat_at, excerpt = first_splat(console)
+    splat_at, excerpt = first_splat(console, opts.expect_faults)
     if verdict is None:
         if "Kernel panic" in console:
             verdict = "PANIC"
@@ -238,14 +253,15 @@ def main():
             verdict = "ok"
 
     ok = verdict == "ok"
-    row = {"kernel": opts.label, "topology": topo.name, "nodes": len(topo.nodes),
+    topo_name = topo.name + ("/prot" if opts.expect_faults else "")
+    row = {"kernel": opts.label, "topology": topo_name, "nodes": len(topo.nodes),
            "cpus": topo.cpus, "seconds": round(seconds, 1), **counts, "verdict": verdict}
     with open(os.path.join(opts.out, "result.json"), "w", encoding="utf-8") as f:
         json.dump(row, f)
     if opts.header:
         print(f"{'kernel':<16} {'topology':<11} {'nodes':>5} {'cpus':>4} {'boot s':>6} "
               f"{'pass':>4} {'fail':>4} {'skip':>4}  verdict")
-    print(f"{opts.label:<16} {topo.name:<11} {row['nodes']:>5} {row['cpus']:>4} "
+    print(f"{opts.label:<16} {topo_name:<11} {row['nodes']:>5} {row['cpus']:>4} "
           f"{row['seconds']:>6} {counts['pass']:>4} {counts['fail']:>4} {counts['skip']:>4}  {verdict}")
     if not ok:
         if excerpt:

@@ -1,6 +1,8 @@
 #!/bin/bash
 # Boot the built kernel for BASE/REV/CONFIG on every topology of the matrix
 # (or on TOPO only), print one row per topology, exit non-zero on any failure.
+# Without TOPO, also the protection suite on PROTECT_TOPOS (faults provoked
+# on purpose on every node).
 # APPEND adds kernel parameters; TIMEOUT is the hard limit per boot (s).
 . "$(dirname "$0")/lib.sh"
 need qemu-system-x86_64 python3
@@ -35,4 +37,14 @@ for t in "${topos[@]}"; do
 		--append "${APPEND:-}" --label "$BASE-$REV-$CONFIG" || rc=1
 	header=()
 done
+# Protection on every node: provoked faults (LKDTM, direct-map alias
+# stores), on the multi-node topologies of PROTECT_TOPOS.
+if [ -z "${TOPO:-}" ]; then
+	for name in ${PROTECT_TOPOS-2node memoryless}; do
+		python3 "$REPO/qemu-smoke/boot.py" "${expect[@]}" --expect-faults \
+			--kernel "$kernel" --initrd "$initrd" --topo "$topodir/$name.topo" \
+			--out "$results/$name-protect" --timeout "${TIMEOUT:-150}" \
+			--append "ktv_suite=protect ${APPEND:-}" --label "$BASE-$REV-$CONFIG" || rc=1
+	done
+fi
 exit $rc

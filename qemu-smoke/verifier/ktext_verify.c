@@ -11,6 +11,8 @@
  *
  *   /sys/kernel/debug/ktext_verify/report   one row per (cpu, region)
  *   /sys/kernel/debug/ktext_verify/copies   distinct copies per page
+ *   /sys/kernel/debug/ktext_verify/alias_write  a store through the
+ *                                        direct-map alias of this CPU's copy
  *
  * Only symbols a stock kernel exports are used, so the module builds and
  * runs with and without a text replication series (6.1 and 6.12).
@@ -616,6 +618,63 @@ static const struct file_operations ktv_copies_fops = {
 	.release	= ktv_release,
 };
 
+/*
+ * Writing "text" or "rodata" to alias_write stores one byte, unchanged,
+ * through the direct-map alias of the page that this CPU's own tables map
+ * at schedule() (text) or at hex_asc (rodata): the alias of this CPU's
+ * copy. The alias is read-only, so the store must fault, and the writing
+ * task dies in the oops. If the store does not fault, the write fails with
+ * EPERM. Pin the writer to the CPU to test.
+ */
+static ssize_t ktv_alias_write(struct file *file, const char __user *ubuf,
+			       size_t count, loff_t *ppos)
+{
+	struct ktv_grab g = { };
+	unsigned long addr;
+	phys_addr_t phys;
+	char buf[16];
+	bool mapped;
+	u8 *alias;
+	int cpu;
+
+	if (!count || count >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	buf[count] = '\0';
+	if (sysfs_streq(buf, "text"))
+		addr = (unsigned long)schedule;
+	else if (sysfs_streq(buf, "rodata"))
+		addr = (unsigned long)hex_asc;
+	else
+		return -EINVAL;
+
+	g.dst = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	if (!g.dst)
+		return -ENOMEM;
+	cpu = get_cpu();
+	ktv_grab_pgd(&g);
+	put_cpu();
+	mapped = !g.err && ktv_walk(g.dst, pgtable_l5_enabled() ? 5 : 4, addr, &phys);
+	kfree(g.dst);
+	if (!mapped)
+		return -ENXIO;
+
+	alias = __va(phys);
+	pr_info("alias write: cpu %d (node %d): %s at %px is phys %pa (node %d), direct map %px\n",
+		cpu, cpu_to_node(cpu), buf[0] == 't' ? "text" : "rodata", (void *)addr,
+		&phys, ktv_pfn_node(PHYS_PFN(phys)), alias);
+	WRITE_ONCE(*alias, READ_ONCE(*alias));
+	pr_err("alias write: the store through %px did not fault\n", alias);
+	return -EPERM;
+}
+
+static const struct file_operations ktv_alias_fops = {
+	.owner		= THIS_MODULE,
+	.write		= ktv_alias_write,
+	.llseek		= noop_llseek,
+};
+
 static bool ktv_in(unsigned long addr, unsigned long start, unsigned long end)
 {
 	return addr >= start && addr < end;
@@ -638,6 +697,7 @@ static int __init ktv_init(void)
 		return PTR_ERR(ktv_dir);
 	debugfs_create_file("report", 0400, ktv_dir, NULL, &ktv_report_fops);
 	debugfs_create_file("copies", 0400, ktv_dir, NULL, &ktv_copies_fops);
+	debugfs_create_file("alias_write", 0200, ktv_dir, NULL, &ktv_alias_fops);
 	pr_info("text %lu KiB, rodata %lu KiB, %d-level paging, %u nodes\n",
 		(etext - stext) >> 10, (erodata - srodata) >> 10,
 		pgtable_l5_enabled() ? 5 : 4, nr_node_ids);
