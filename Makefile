@@ -12,7 +12,7 @@
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: help deps tree export status build bisect initramfs smoke meter bench check prep send
+.PHONY: help deps tree export status build bisect initramfs smoke debug selftest meter bench check prep send
 
 help:
 	@echo "Targets:"
@@ -24,6 +24,8 @@ help:
 	@echo "  bisect     build every patch of REV on its own (CONFIG, default smoke)"
 	@echo "  initramfs  guest initramfs (usr/gen_init_cpio, busybox, tests, modules)"
 	@echo "  smoke      the main job: deps, tree, build, boot REV on the topology matrix"
+	@echo "  debug      the debug configuration (KASAN, lockdep, kmemleak...) on DEBUG_TOPOS"
+	@echo "  selftest   the harness under bad input: broken guests must be reported"
 	@echo "  meter      build the TCG locality meter, prove it counts on the base kernel"
 	@echo "  bench      base kernel against REV: kbench, ftrace, memory, meter; table and plots"
 	@echo "  check      the tests: static checks, the smoke matrix with guest tests, meter"
@@ -54,6 +56,13 @@ initramfs: build
 
 smoke: tree
 	@$(S)/matrix.sh
+
+debug: tree
+	@$(S)/debug-matrix.sh
+
+selftest: build
+	@$(S)/initramfs.sh
+	@$(S)/harness-selftest.sh
 
 # The meter's assertions are about the base kernel (remote fetches on the
 # node without the image), whatever REV is.

@@ -1,0 +1,15 @@
+#!/bin/bash
+# The debug configuration (KASAN, DEBUG_VM, lockdep, DEBUG_PAGEALLOC,
+# kmemleak on top of the smoke configuration) of BASE/REV, built and booted
+# with the guest tests on DEBUG_TOPOS. Slower than the smoke matrix: KASAN
+# under TCG.
+. "$(dirname "$0")/lib.sh"
+
+export CONFIG=debug
+"$REPO/scripts/build.sh"
+"$REPO/scripts/initramfs.sh"
+rc=0
+for t in ${DEBUG_TOPOS:-2node 4node memoryless la57}; do
+	TOPO=$t TIMEOUT=${TIMEOUT:-400} "$REPO/scripts/smoke.sh" || rc=1
+done
+exit $rc
