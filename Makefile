@@ -78,6 +78,7 @@ bench: deps
 check: deps
 	@checks/run-all.sh
 	@$(MAKE) --no-print-directory smoke
+	@$(S)/harness-selftest.sh
 	@$(MAKE) --no-print-directory meter
 
 prep: deps
