@@ -23,7 +23,7 @@ cases=(
 	"warn|SPLAT|WARNING:"
 	"hang|HUNG|last console lines:"
 	"cut|CUT SHORT|last console lines:"
-	"fail|FAIL: 10-boot.injected_failure|injected_failure"
+	"fail|FAIL: ktv-fail.injected_failure|injected_failure"
 )
 failed=0
 printf '%-6s %-10s %-6s %s\n' CASE EXIT TIME RESULT
