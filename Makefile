@@ -12,7 +12,7 @@
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: help deps tree export status build bisect initramfs smoke debug selftest meter bench check prep send
+.PHONY: help deps tree export status build bisect initramfs smoke debug stress selftest meter bench check prep send
 
 help:
 	@echo "Targets:"
@@ -25,6 +25,7 @@ help:
 	@echo "  initramfs  guest initramfs (usr/gen_init_cpio, busybox, tests, modules)"
 	@echo "  smoke      the main job: deps, tree, build, boot REV on the topology matrix"
 	@echo "  debug      the debug configuration (KASAN, lockdep, kmemleak...) on DEBUG_TOPOS"
+	@echo "  stress     text writers in loops under load on every node, then verify and kmemleak"
 	@echo "  selftest   the harness under bad input: broken guests must be reported"
 	@echo "  meter      build the TCG locality meter, prove it counts on the base kernel"
 	@echo "  bench      base kernel against REV: kbench, ftrace, memory, meter; table and plots"
@@ -59,6 +60,9 @@ smoke: tree
 
 debug: tree
 	@$(S)/debug-matrix.sh
+
+stress: tree
+	@$(S)/stress.sh
 
 selftest: build
 	@$(S)/initramfs.sh

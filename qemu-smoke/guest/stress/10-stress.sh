@@ -1,0 +1,90 @@
+# shellcheck shell=sh
+# 'make stress' guest (ktv_suite=stress): every runtime text writer and
+# permission changer, many times, while fork/exec load runs pinned on a
+# CPU of every node; then the verifier's byte-compare of every copy (0
+# mismatches) and, where the kernel has kmemleak, a scan (0 leaks).
+# Counts come from the command line (ktv_mods, ktv_ftrace, ktv_kprobes,
+# ktv_flips, ktv_bpf, ktv_hotplug); each step reports its time.
+
+# shellcheck source=../ktv.sh
+. /lib/ktv.sh
+
+TRACE=/sys/kernel/tracing
+KMEMLEAK=/sys/kernel/debug/kmemleak
+
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+# step NAME COUNT CMD...: run CMD COUNT times; ok when every run succeeds.
+step() {
+	_name=$1 _count=$2 _i=0 _bad=0
+	shift 2
+	_t0=$(uptime_s)
+	while [ "$_i" -lt "$_count" ]; do
+		"$@" || _bad=$((_bad + 1))
+		_i=$((_i + 1))
+	done
+	ktap_diag "$_name: $_count in $(awk -v a="$_t0" -v b="$(uptime_s)" 'BEGIN { printf "%.1f", b - a }') s, $_bad failed"
+	if [ "$_bad" = 0 ]; then ktap_ok "$_name"; else ktap_fail "$_name" "$_bad of $_count failed"; fi
+}
+
+mod_cycle() {
+	insmod "$KTV_MODS/ktv_target.ko" && echo 1 >"$KTV_DBG/ktv_target/flip" && rmmod ktv_target
+}
+ftrace_cycle() { echo function >"$TRACE/current_tracer" && echo nop >"$TRACE/current_tracer"; }
+kprobe_cycle() {
+	echo 'p:ktvstress vfs_read' >>"$TRACE/kprobe_events" &&
+		echo 1 >"$TRACE/events/kprobes/ktvstress/enable" &&
+		echo 0 >"$TRACE/events/kprobes/ktvstress/enable" &&
+		echo '-:ktvstress' >>"$TRACE/kprobe_events"
+}
+hotplug_cycle() {
+	for _c in $_hot_cpus; do
+		echo 0 >"/sys/devices/system/cpu/cpu$_c/online" &&
+			echo 1 >"/sys/devices/system/cpu/cpu$_c/online" || return 1
+	done
+}
+
+# Background load: a fork/exec loop pinned to the first CPU of each node.
+_load_pids=
+for n in $(ktv_expand "$(cat /sys/devices/system/node/online)"); do
+	cpus=$(cat "/sys/devices/system/node/node$n/cpulist")
+	[ -n "$cpus" ] || continue
+	taskset -c "${cpus%%[-,]*}" sh -c 'while :; do /bin/true; done' &
+	_load_pids="$_load_pids $!"
+done
+ktap_diag "fork/exec load on the first CPU of every node:$_load_pids"
+
+mount -t tracefs tracefs "$TRACE" 2>/dev/null
+step module_load_unload "${ktv_mods:-1000}" mod_cycle
+step ftrace_on_off "${ktv_ftrace:-100}" ftrace_cycle
+step kprobe_register_unregister "${ktv_kprobes:-1000}" kprobe_cycle
+insmod "$KTV_MODS/ktv_target.ko"
+step static_key_flips 1 sh -c "echo ${ktv_flips:-10000} >$KTV_DBG/ktv_target/flip"
+step bpf_jit_load_unload 1 bpfload "${ktv_bpf:-1000}"
+# Every CPU but CPU 0, so that each node loses and regains CPUs.
+_hot_cpus=$(ktv_expand "$(cat /sys/devices/system/cpu/online)" | tr ' ' '\n' | grep -v '^0$' | tr '\n' ' ')
+step cpu_offline_online "${ktv_hotplug:-20}" hotplug_cycle
+
+for p in $_load_pids; do kill "$p"; done
+wait
+
+# ktv_target is loaded (after the flips): the verifier checks it too.
+if insmod "$KTV_MODS/ktext_verify.ko" stext="$(ktv_sym _stext)" \
+	etext="$(ktv_sym _etext)" srodata="$(ktv_sym __start_rodata)" \
+	erodata="$(ktv_sym __end_rodata)" always_copy=1; then
+	ktv_recheck stress
+else
+	ktap_fail identical_after_stress "the verifier did not load"
+fi
+rmmod ktext_verify
+rmmod ktv_target
+
+if [ -w "$KMEMLEAK" ]; then
+	echo scan >"$KMEMLEAK"
+	sleep 1
+	echo scan >"$KMEMLEAK"
+	n=$(grep -c 'unreferenced object' "$KMEMLEAK")
+	ktap_diag "kmemleak: $n suspected leak(s)"
+	ktap_check no_leaks_after_stress [ "$n" = 0 ]
+else
+	ktap_skip no_leaks_after_stress "no kmemleak in this kernel"
+fi
