@@ -6,9 +6,9 @@
 # suite (kbench on every node, ftrace switch time, replica memory). Then
 # one boot of each kernel and topology under the locality meter. Results:
 # $WORK/results/bench/<stamp>/ with results.md and PNG plots (bench.py).
-#   BENCH_TOPOS   topologies [1node 2node 4node]
+#   BENCH_TOPOS   topologies [1node 2node 4node]; on 1node only the ftrace time
 #   BENCH_ROUNDS  rounds of alternating boots [3]
-#   BENCH_REPS    kbench repetitions per case and node [7]
+#   BENCH_REPS    kbench repetitions per case and node [5]
 #   BENCH_LOOP    kbench loop count (fork1024, mmap, openclose) [1024]
 . "$(dirname "$0")/lib.sh"
 need python3 gnuplot qemu-system-x86_64 make gcc
@@ -16,7 +16,7 @@ need python3 gnuplot qemu-system-x86_64 make gcc
 [ "$REV" != base ] || die "REV=base: name a revision to compare with the base kernel (REV=v1)"
 topos=${BENCH_TOPOS:-1node 2node 4node}
 rounds=${BENCH_ROUNDS:-3}
-reps=${BENCH_REPS:-7}
+reps=${BENCH_REPS:-5}
 loop=${BENCH_LOOP:-1024}
 for t in $topos; do
 	[ -f "$REPO/qemu-smoke/topologies/$t.topo" ] || die "unknown topology '$t' in BENCH_TOPOS"
@@ -61,12 +61,16 @@ for r in $(seq 1 "$rounds"); do
 	for t in $topos; do
 		for i in 0 1 2; do
 			k=${kernels[(i + r) % 3]}
-			boot "$k" "$t" "$out/$t/$k/r$r" "ktv_reps=$reps" || failed=$((failed + 1))
+			# One node: only the function tracer's switch time.
+			extra="ktv_reps=$reps"
+			[ "$t" != 1node ] || extra="ktv_bench=ftrace"
+			boot "$k" "$t" "$out/$t/$k/r$r" "$extra" || failed=$((failed + 1))
 		done
 	done
 done
-# The meter once per kernel and topology, with a short kbench run.
+# The meter once per kernel and multi-node topology, with a short kbench run.
 for t in $topos; do
+	[ "$t" != 1node ] || continue
 	for k in "${kernels[@]}"; do
 		boot "$k" "$t" "$out/$t/$k/meter" "ktv_reps=1" \
 			--meter "$plugin_dir/locality.so" || failed=$((failed + 1))

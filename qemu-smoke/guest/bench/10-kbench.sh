@@ -1,7 +1,7 @@
 # shellcheck shell=sh
 # 'make bench' guest: the RFC's microbenchmarks on every node (kbench), the
 # time to switch the function tracer on and off for all functions, and the
-# memory the series' debugfs status reports. Numbers go out as KTAP
+# memory the series' debugfs status reports (ktv_bench=ftrace: no kbench). Numbers go out as KTAP
 # diagnostics ("# kbench: ...", "# ftrace: ...", "# status: ..."), which
 # scripts/bench.sh collects; the results only say whether each step ran.
 
@@ -11,7 +11,9 @@ STATUS=/sys/kernel/debug/kernel_replication/status
 # Hundredths of a second since boot.
 uptime_cs() { awk '{ split($1, t, "."); print t[1] * 100 + t[2] }' /proc/uptime; }
 
-if kbench -r "${ktv_reps:-11}" -n "${ktv_loop:-1024}" >/tmp/kbench.out 2>&1; then
+if [ "${ktv_bench:-all}" = ftrace ]; then
+	ktap_skip kbench "ktv_bench=ftrace"
+elif kbench -r "${ktv_reps:-11}" -n "${ktv_loop:-1024}" >/tmp/kbench.out 2>&1; then
 	while IFS= read -r l; do ktap_diag "kbench: $l"; done </tmp/kbench.out
 	ktap_ok kbench
 else
