@@ -83,6 +83,7 @@ check: deps
 	@checks/run-all.sh
 	@$(MAKE) --no-print-directory smoke
 	@$(S)/harness-selftest.sh
+	@DEBUG_TOPOS="$${DEBUG_TOPOS:-2node la57}" $(S)/debug-matrix.sh
 	@$(MAKE) --no-print-directory meter
 
 prep: deps

@@ -8,7 +8,7 @@
 # $WORK/results/bench/<stamp>/ with results.md and PNG plots (bench.py).
 #   BENCH_TOPOS   topologies [1node 2node 4node]; on 1node only the ftrace time
 #   BENCH_ROUNDS  rounds of alternating boots [3]
-#   BENCH_REPS    kbench repetitions per case and node [5]
+#   BENCH_REPS    kbench repetitions per case and node [11]
 #   BENCH_LOOP    kbench loop count (fork1024, mmap, openclose) [1024]
 . "$(dirname "$0")/lib.sh"
 need python3 gnuplot qemu-system-x86_64 make gcc
@@ -16,7 +16,7 @@ need python3 gnuplot qemu-system-x86_64 make gcc
 [ "$REV" != base ] || die "REV=base: name a revision to compare with the base kernel (REV=v1)"
 topos=${BENCH_TOPOS:-1node 2node 4node}
 rounds=${BENCH_ROUNDS:-3}
-reps=${BENCH_REPS:-5}
+reps=${BENCH_REPS:-11}
 loop=${BENCH_LOOP:-1024}
 for t in $topos; do
 	[ -f "$REPO/qemu-smoke/topologies/$t.topo" ] || die "unknown topology '$t' in BENCH_TOPOS"
