@@ -20,4 +20,9 @@ else
 		done
 	}
 	ktap_check every_node_has_a_replica status_nodes_ok
+	# The W+X check ran on the original tables and on every copy's.
+	copies=$(grep -c ' copy=' "$KREPL_STATUS")
+	passes=$(dmesg | grep -c 'Checked W+X mappings: passed')
+	ktap_diag "W+X checks passed: $passes, node copies: $copies"
+	ktap_check wx_checked_on_every_copy [ "$passes" -gt "$copies" ]
 fi
