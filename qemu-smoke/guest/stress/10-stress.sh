@@ -63,6 +63,7 @@ step module_load_unload "${ktv_mods:-1000}" mod_cycle
 step ftrace_on_off "${ktv_ftrace:-100}" ftrace_cycle
 step kprobe_register_unregister "${ktv_kprobes:-1000}" kprobe_cycle
 insmod "$KTV_MODS/ktv_target.ko"
+ktap_diag "the next two steps are one command each: ${ktv_flips:-10000} flips, ${ktv_bpf:-1000} BPF programs"
 step static_key_flips 1 sh -c "echo ${ktv_flips:-10000} >$KTV_DBG/ktv_target/flip"
 step bpf_jit_load_unload 1 bpfload "${ktv_bpf:-1000}"
 # Every CPU but CPU 0, so that each node loses and regains CPUs.
