@@ -49,5 +49,12 @@ rc=0
 (cd "$TREE" && b4 send -o "$out" --no-sign) || rc=$?
 g checkout -q "$cur"
 [ "$rc" = 0 ] || die "b4 send failed"
+# b4 0.12 takes the base as "<fork point>~1", which does not resolve when
+# the fork point is our pristine import, a root commit: it then writes the
+# unresolved "<id>~1". Put the real base commit in.
+real=$(g rev-parse base)
+sed -i "s/^base-commit: [0-9a-f]*~1\$/base-commit: $real/" "$out"/*.eml
+grep -q "^base-commit: $real\$" "$out"/0000-*.eml ||
+	die "the cover letter in $out lacks 'base-commit: $real'"
 say "messages for lore in $out:"
 ls "$out" >&2
