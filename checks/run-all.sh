@@ -25,7 +25,7 @@ step() { # NAME COMMAND...
 
 host_sh=(scripts/*.sh checks/*.sh)
 [ ! -f .ci/run ] || host_sh+=(.ci/run)
-guest_sh=(qemu-smoke/guest/init qemu-smoke/guest/*.sh qemu-smoke/guest/tests/*.sh)
+guest_sh=(qemu-smoke/guest/init qemu-smoke/guest/*.sh qemu-smoke/guest/*/*.sh)
 py=(qemu-smoke/*.py)
 step shellcheck shellcheck "${host_sh[@]}"
 # Guest scripts source guest paths (/lib/ktap.sh, /tests/*): not on the host.
