@@ -4,10 +4,9 @@
 # with the guest tests on DEBUG_TOPOS. Slower than the smoke matrix: KASAN
 # under TCG. With the series' fault attribute, one more boot in which
 # every replication allocation fails.
+export CONFIG=debug
 . "$(dirname "$0")/lib.sh"
 
-export CONFIG=debug
-BUILD=$WORK/build/$BASE-$REV-$CONFIG
 "$REPO/scripts/build.sh"
 "$REPO/scripts/initramfs.sh"
 rc=0

@@ -6,11 +6,10 @@
 # (function tracer on/off, 100), STRESS_KPROBES (1000), STRESS_FLIPS (static
 # key flips, 10000), STRESS_BPF (BPF JIT load/unload, 1000), STRESS_HOTPLUG
 # (offline/online cycles of every CPU but 0, 20).
+export CONFIG=${CONFIG_STRESS:-debug}
 . "$(dirname "$0")/lib.sh"
 need python3 qemu-system-x86_64
 
-export CONFIG=${CONFIG_STRESS:-debug}
-BUILD=$WORK/build/$BASE-$REV-$CONFIG
 "$REPO/scripts/build.sh"
 "$REPO/scripts/initramfs.sh"
 append="ktv_suite=stress ktv_mods=${STRESS_MODS:-1000} ktv_ftrace=${STRESS_FTRACE:-100}"

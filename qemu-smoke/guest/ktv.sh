@@ -111,10 +111,22 @@ ktv_check_is() {
 # always_copy: compare the bytes even of pages mapped to the original, so
 # that the read path is tested on the base kernel too.
 ktv_load() {
-	insmod "$KTV_MODS/ktv_target.ko" || return 1
+	insmod "$KTV_MODS/ktv_target.ko" && ktv_load_verifier
+}
+ktv_load_verifier() {
 	insmod "$KTV_MODS/ktext_verify.ko" stext="$(ktv_sym _stext)" \
 		etext="$(ktv_sym _etext)" srodata="$(ktv_sym __start_rodata)" \
 		erodata="$(ktv_sym __end_rodata)" always_copy=1
+}
+
+# ktv_kmemleak_scan: scan twice (an object must look unreferenced twice to
+# be reported), keep the report in /tmp/kmemleak.txt, print its leak count.
+ktv_kmemleak_scan() {
+	echo scan >/sys/kernel/debug/kmemleak
+	sleep 1
+	echo scan >/sys/kernel/debug/kmemleak
+	cat /sys/kernel/debug/kmemleak >/tmp/kmemleak.txt
+	grep -c 'unreferenced object' /tmp/kmemleak.txt
 }
 
 # ktv_recheck WHAT: after WHAT, every copy is identical and, on a

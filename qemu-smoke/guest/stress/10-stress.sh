@@ -74,9 +74,7 @@ for p in $_load_pids; do kill "$p"; done
 wait
 
 # ktv_target is loaded (after the flips): the verifier checks it too.
-if insmod "$KTV_MODS/ktext_verify.ko" stext="$(ktv_sym _stext)" \
-	etext="$(ktv_sym _etext)" srodata="$(ktv_sym __start_rodata)" \
-	erodata="$(ktv_sym __end_rodata)" always_copy=1; then
+if ktv_load_verifier; then
 	ktv_recheck stress
 else
 	ktap_fail identical_after_stress "the verifier did not load"
@@ -85,10 +83,7 @@ rmmod ktext_verify
 rmmod ktv_target
 
 if [ -w "$KMEMLEAK" ]; then
-	echo scan >"$KMEMLEAK"
-	sleep 1
-	echo scan >"$KMEMLEAK"
-	n=$(grep -c 'unreferenced object' "$KMEMLEAK")
+	n=$(ktv_kmemleak_scan)
 	ktap_diag "kmemleak: $n suspected leak(s)"
 	ktap_check no_leaks_after_stress [ "$n" = 0 ]
 else
