@@ -12,11 +12,16 @@ need python3 qemu-system-x86_64
 
 "$REPO/scripts/build.sh"
 "$REPO/scripts/initramfs.sh"
+# A full run takes over an hour: boot a snapshot, so that rebuilding the
+# same build directory meanwhile changes neither the run nor its record.
+snap=$WORK/results/stress-$BASE-$REV-$CONFIG/kernel
+mkdir -p "$snap"
+cp "$BUILD/arch/x86/boot/bzImage" "$BUILD/initramfs.cpio.gz" "$BUILD/.config" "$snap/"
 append="ktv_suite=stress ktv_mods=${STRESS_MODS:-1000} ktv_ftrace=${STRESS_FTRACE:-100}"
 append="$append ktv_kprobes=${STRESS_KPROBES:-1000} ktv_flips=${STRESS_FLIPS:-10000}"
 append="$append ktv_bpf=${STRESS_BPF:-1000} ktv_hotplug=${STRESS_HOTPLUG:-20}"
 expect=()
-if grep -q '^CONFIG_KERNEL_REPLICATION=y' "$BUILD/.config"; then
+if grep -q '^CONFIG_KERNEL_REPLICATION=y' "$snap/.config"; then
 	expect=(--expect-repl)
 fi
 rc=0
@@ -24,7 +29,7 @@ header=(--header)
 for t in ${STRESS_TOPOS:-2node 4node}; do
 	out=$WORK/results/stress-$BASE-$REV-$CONFIG/$t
 	python3 "$REPO/qemu-smoke/boot.py" "${header[@]}" "${expect[@]}" \
-		--kernel "$BUILD/arch/x86/boot/bzImage" --initrd "$BUILD/initramfs.cpio.gz" \
+		--kernel "$snap/bzImage" --initrd "$snap/initramfs.cpio.gz" \
 		--topo "$REPO/qemu-smoke/topologies/$t.topo" --out "$out" \
 		--timeout "${TIMEOUT:-3600}" --append "$append ${APPEND:-}" \
 		--label "$BASE-$REV-$CONFIG" || rc=1
