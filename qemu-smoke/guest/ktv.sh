@@ -113,10 +113,15 @@ ktv_check_is() {
 ktv_load() {
 	insmod "$KTV_MODS/ktv_target.ko" && ktv_load_verifier
 }
+# always_copy: compare the bytes even of pages mapped to the original, so
+# that the read path is tested on the base kernel too. ktv_nocopy=N[,N]
+# (command line): nodes booted without a copy (fault injection), whose
+# CPUs the verifier then expects on the nearest node that has one.
 ktv_load_verifier() {
 	insmod "$KTV_MODS/ktext_verify.ko" stext="$(ktv_sym _stext)" \
 		etext="$(ktv_sym _etext)" srodata="$(ktv_sym __start_rodata)" \
-		erodata="$(ktv_sym __end_rodata)" always_copy=1
+		erodata="$(ktv_sym __end_rodata)" always_copy=1 \
+		${ktv_nocopy:+no_copy="$ktv_nocopy"}
 }
 
 # ktv_kmemleak_scan: scan twice (an object must look unreferenced twice to

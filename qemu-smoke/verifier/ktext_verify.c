@@ -60,6 +60,10 @@ MODULE_PARM_DESC(erodata, "address of __end_rodata");
 static bool always_copy;
 module_param(always_copy, bool, 0644);
 MODULE_PARM_DESC(always_copy, "compare the bytes also of pages mapped to the original");
+static int no_copy[MAX_NUMNODES];
+static int nr_no_copy;
+module_param_array(no_copy, int, &nr_no_copy, 0444);
+MODULE_PARM_DESC(no_copy, "nodes booted without a copy of their own (fault injection)");
 
 #define KTV_NAME_LEN	(MODULE_NAME_LEN + 16)
 
@@ -101,17 +105,33 @@ struct ktv_result {
 
 static struct dentry *ktv_dir;
 
-/* The node a CPU of node @nid should take its copy from. */
+static bool ktv_has_copy(int nid)
+{
+	int i;
+
+	if (!node_state(nid, N_MEMORY))
+		return false;
+	for (i = 0; i < nr_no_copy; i++) {
+		if (no_copy[i] == nid)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The node a CPU of node @nid should take its copy from: its own, else the
+ * nearest node with one by the SLIT, the lowest id on a tie.
+ */
 static int ktv_expected_node(int nid)
 {
 	int n, best = NUMA_NO_NODE, bestd = INT_MAX;
 
-	if (nid >= 0 && node_state(nid, N_MEMORY))
+	if (nid >= 0 && ktv_has_copy(nid))
 		return nid;
 	for_each_node_state(n, N_MEMORY) {
 		int d = nid >= 0 ? node_distance(nid, n) : 0;
 
-		if (d < bestd) {
+		if (ktv_has_copy(n) && d < bestd) {
 			best = n;
 			bestd = d;
 		}

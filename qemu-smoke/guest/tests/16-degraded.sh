@@ -1,16 +1,57 @@
 # shellcheck shell=sh
-# Booted with every replication allocation failing
-# (fail_kernel_replication=1,100,0,-1, the series' fault attribute): the
-# kernel runs from the original, says so, and reports replication off.
-# The verifier tests then check the one-copy baseline (booted without
-# ktv_expect). Skipped on every other boot.
+# Boots with replication allocations failing (the series' fault attribute,
+# fail_kernel_replication=).
+# - Every one failing (1,100,0,-1): the kernel runs from the original, says
+#   so, and reports replication off. The verifier tests then check the
+#   one-copy baseline (booted without ktv_expect).
+# - Some failing, ktv_nocopy=N[,N] naming the nodes left without a copy:
+#   those nodes say so and use the copy of their nearest node by the SLIT
+#   (lowest id on a tie), computed here from sysfs, not taken from the
+#   kernel; the verifier (told the same nodes) then checks that every CPU's
+#   page tables map that node's memory.
+# Skipped on every other boot.
 
 KREPL_STATUS=/sys/kernel/debug/kernel_replication/status
+NODES=/sys/devices/system/node
 
-if ! grep -q 'fail_kernel_replication=1,100,0,-1' /proc/cmdline; then
-	ktap_skip degraded_boot "no allocation failure injected at boot"
-else
+# The nearest node to node $1 that has memory and a copy of its own.
+nearest_copy() {
+	_with=" $(ktv_expand "$(cat "$NODES/has_memory")") "
+	for _n in $(echo "$ktv_nocopy" | tr ',' ' '); do
+		_with=$(echo "$_with" | sed "s/ $_n / /")
+	done
+	_best='' _bestd='' _i=0
+	_dists=$(cat "$NODES/node$1/distance")
+	for _d in $_dists; do
+		case " $_with " in
+		*" $_i "*)
+			if [ -z "$_bestd" ] || [ "$_d" -lt "$_bestd" ]; then _best=$_i _bestd=$_d; fi ;;
+		esac
+		_i=$((_i + 1))
+	done
+	echo "$_best"
+}
+
+dmesg_re() { dmesg | grep -q "$1"; }
+
+krepl_dmesg() {
 	dmesg | grep 'kernel_replication:' | while IFS= read -r l; do ktap_diag "${l#*] }"; done
+}
+
+if grep -q 'fail_kernel_replication=1,100,0,-1' /proc/cmdline; then
+	krepl_dmesg
 	ktap_check no_replica_message dmesg_has "no replica could be made, running without"
 	ktap_check status_inactive grep -qx "active 0" "$KREPL_STATUS"
+elif [ -n "${ktv_nocopy:-}" ]; then
+	krepl_dmesg
+	ktap_check status_active grep -qx "active 1" "$KREPL_STATUS"
+	for n in $(echo "$ktv_nocopy" | tr ',' ' '); do
+		m=$(nearest_copy "$n")
+		ktap_diag "node $n has no copy; nearest node with one: ${m:-none}"
+		ktap_check "node${n}_no_copy_message" dmesg_re "node $n: no memory for a .* replica, it will use another node's"
+		ktap_check "node${n}_uses_node${m}" dmesg_re "node $n uses the replica of node $m\$"
+		ktap_check "node${n}_status_node${m}" grep -q "^node=$n replica=$m " "$KREPL_STATUS"
+	done
+else
+	ktap_skip degraded_boot "no allocation failure injected at boot"
 fi

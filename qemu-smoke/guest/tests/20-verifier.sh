@@ -17,11 +17,7 @@ ktv_main() {
 	fi
 	ktap_ok ktv_target_loaded
 
-	# always_copy: compare the bytes even of pages mapped to the original,
-	# so that the read path is tested on the base kernel too.
-	if ! insmod "$KTV_MODS/ktext_verify.ko" stext="$(ktv_sym _stext)" \
-		etext="$(ktv_sym _etext)" srodata="$(ktv_sym __start_rodata)" \
-		erodata="$(ktv_sym __end_rodata)" always_copy=1; then
+	if ! ktv_load_verifier; then
 		ktap_fail verifier_loaded "insmod ktext_verify.ko failed"
 		ktv_dmesg_tail
 		rmmod ktv_target
