@@ -7,6 +7,7 @@
 #   TOPO=NAME           one topology from qemu-smoke/topologies/ (default: all)
 #   APPEND="..."        extra kernel parameters for the guests
 #   TIMEOUT=S           hard limit per guest boot (default 150)
+#   JOBS=N              make -j for kernel builds (default: nproc)
 #   PATCH_AUTHOR="Name <mail>"  identity of the patches (default: a role)
 
 SHELL := /bin/bash

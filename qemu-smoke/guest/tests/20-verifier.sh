@@ -44,7 +44,10 @@ ktv_main() {
 	ktap_check all_mapped ktv_rows_ok "$KTV_REPORT" 'f["unmapped"] == 0'
 	ktap_check copies_identical ktv_rows_ok "$KTV_REPORT" 'f["mismatch"] == 0'
 	if [ "${ktv_expect:-0}" = 1 ]; then
-		ktap_check text_local_on_every_cpu ktv_rows_ok "$KTV_REPORT" 'f["remote"] == 0'
+		ktap_check text_local_on_every_cpu ktv_rows_ok "$KTV_REPORT" "$KTV_LOCAL"
+		if [ "${ktv_modules:-1}" = 0 ]; then
+			ktap_check modules_one_shared_copy ktv_single_copy '^mod:'
+		fi
 	else
 		ktap_skip text_local_on_every_cpu "base kernel: no replication"
 		ktap_check baseline_single_copy ktv_single_copy

@@ -16,6 +16,10 @@ ktv_faults() {
 		ktap_skip module_copy_fault "no replication on this kernel or topology"
 		return
 	fi
+	if [ "${ktv_modules:-1}" = 0 ]; then
+		ktap_skip module_copy_fault "modules are not replicated on this kernel"
+		return
+	fi
 	if [ ! -d "$FAIL" ]; then
 		ktap_skip module_copy_fault "no $FAIL (CONFIG_FAIL_KERNEL_REPLICATION)"
 		return
