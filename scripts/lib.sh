@@ -40,13 +40,16 @@ COVER_DIR=$SERIES_ROOT/cover-letters
 # The 6.1 backport replicates the kernel image only (6.1's module_alloc()
 # hands out text and data in one allocation): tell the guest tests, which
 # then expect module text shared by every node. Every boot takes APPEND.
-if [ "$BASE" = 6.1 ]; then
+# Likewise ktv_pti=0 for a kernel built without page table isolation.
+guest_param() {
 	case " ${APPEND:-} " in
-	*" ktv_modules=0 "*) ;;
-	*) APPEND="ktv_modules=0 ${APPEND:-}" ;;
+	*" $1 "*) ;;
+	*) APPEND="$1 ${APPEND:-}" ;;
 	esac
 	export APPEND
-fi
+}
+if [ "$BASE" = 6.1 ]; then guest_param ktv_modules=0; fi
+if [ "$CONFIG" = smoke-nopti ]; then guest_param ktv_pti=0; fi
 TARBALL=/usr/src/linux-source-$BASE.tar.xz
 export TARBALL
 
@@ -154,8 +157,9 @@ config_fragments() {
 	case "$CONFIG" in
 	smoke) frags="smoke repl-on" ;;
 	smoke-off) frags="smoke repl-off" ;;
+	smoke-nopti) frags="smoke repl-on nopti" ;;
 	debug) frags="smoke repl-on debug" ;;
-	*) die "unknown CONFIG '$CONFIG': known are smoke, smoke-off, debug" ;;
+	*) die "unknown CONFIG '$CONFIG': known are smoke, smoke-off, smoke-nopti, debug" ;;
 	esac
 	for f in $frags; do
 		printf '%s\n' "$REPO/qemu-smoke/configs/$f.config"

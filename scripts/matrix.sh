@@ -2,11 +2,12 @@
 # The main job for one revision: build each kernel configuration of the
 # revision and boot it on the topology matrix. The base kernel has no
 # replication option, so it is built once; a revision is built with the
-# option on (smoke) and off (smoke-off). CONFIGS overrides the list.
+# option on (smoke), off (smoke-off), and on without page table isolation
+# (smoke-nopti). CONFIGS overrides the list.
 . "$(dirname "$0")/lib.sh"
 
 if [ -z "${CONFIGS:-}" ]; then
-	if [ "$REV" = base ]; then CONFIGS=smoke; else CONFIGS="smoke smoke-off"; fi
+	if [ "$REV" = base ]; then CONFIGS=smoke; else CONFIGS="smoke smoke-off smoke-nopti"; fi
 fi
 rc=0
 failed=()
