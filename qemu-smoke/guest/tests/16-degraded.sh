@@ -11,6 +11,9 @@
 #   page tables map that node's memory.
 # Skipped on every other boot.
 
+# shellcheck source=../ktv.sh
+. /lib/ktv.sh
+
 KREPL_STATUS=/sys/kernel/debug/kernel_replication/status
 NODES=/sys/devices/system/node
 
