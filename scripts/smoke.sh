@@ -1,8 +1,8 @@
 #!/bin/bash
 # Boot the built kernel for BASE/REV/CONFIG on every topology of the matrix
-# (or on TOPO only), print one row per topology, exit non-zero on any failure.
-# Without TOPO, also the protection suite on PROTECT_TOPOS (faults provoked
-# on purpose on every node).
+# (or on TOPO only, or on the list TOPOS), print one row per topology, exit
+# non-zero on any failure. Without TOPO, also the protection suite on
+# PROTECT_TOPOS (faults provoked on purpose on every node).
 # APPEND adds kernel parameters; TIMEOUT is the hard limit per boot (s).
 . "$(dirname "$0")/lib.sh"
 need qemu-system-x86_64 python3
@@ -13,13 +13,13 @@ initrd=$BUILD/initramfs.cpio.gz
 [ -f "$initrd" ] || die "no $initrd: run 'make initramfs'"
 
 topodir=$REPO/qemu-smoke/topologies
-if [ -n "${TOPO:-}" ]; then
-	[ -f "$topodir/$TOPO.topo" ] ||
-		die "unknown TOPO '$TOPO': known are $(find "$topodir" -name '*.topo' -printf '%f\n' | sed 's,\.topo$,,' | sort | tr '\n' ' ')"
-	topos=("$topodir/$TOPO.topo")
-else
-	topos=("$topodir"/*.topo)
-fi
+topos=()
+for name in ${TOPO:-${TOPOS:-}}; do
+	[ -f "$topodir/$name.topo" ] ||
+		die "unknown topology '$name': known are $(find "$topodir" -name '*.topo' -printf '%f\n' | sed 's,\.topo$,,' | sort | tr '\n' ' ')"
+	topos+=("$topodir/$name.topo")
+done
+[ ${#topos[@]} -gt 0 ] || topos=("$topodir"/*.topo)
 
 expect=()
 if grep -q '^CONFIG_KERNEL_REPLICATION=y' "$BUILD/.config"; then
