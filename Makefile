@@ -95,7 +95,7 @@ bench: deps
 
 check: deps
 	@checks/run-all.sh
-	@$(MAKE) --no-print-directory smoke
+	@CONFIGS="$${CHECK_CONFIGS:-smoke smoke-off}" $(MAKE) --no-print-directory smoke
 	@$(S)/harness-selftest.sh
 	@DEBUG_TOPOS="$${DEBUG_TOPOS:-2node la57}" $(S)/debug-matrix.sh
 	@$(MAKE) --no-print-directory meter METER=off

@@ -36,7 +36,7 @@ step shellcheck-guest shellcheck -s sh -e SC1090,SC1091 "${guest_sh[@]}"
 if [ "$REV" != base ]; then
 	step tree "$REPO/scripts/tree.sh"
 fi
-for c in series-lint checkpatch coccicheck sparse-w1; do
+for c in series-lint checkpatch coccicheck sparse-w1 variants; do
 	step "$c" "$REPO/checks/$c.sh"
 done
 

@@ -158,8 +158,9 @@ config_fragments() {
 	smoke) frags="smoke repl-on" ;;
 	smoke-off) frags="smoke repl-off" ;;
 	smoke-nopti) frags="smoke repl-on nopti" ;;
+	smoke-4level) frags="smoke repl-on 4level" ;;
 	debug) frags="smoke repl-on debug" ;;
-	*) die "unknown CONFIG '$CONFIG': known are smoke, smoke-off, smoke-nopti, debug" ;;
+	*) die "unknown CONFIG '$CONFIG': known are smoke, smoke-off, smoke-nopti, smoke-4level, debug" ;;
 	esac
 	for f in $frags; do
 		printf '%s\n' "$REPO/qemu-smoke/configs/$f.config"
@@ -199,6 +200,55 @@ configure_build() {
 }
 
 export CCACHE_DIR=${CCACHE_DIR:-$WORK/ccache} CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
-kmake() {
-	make -s -C "$TREE" O="$BUILD" ARCH=x86_64 CC="ccache gcc" -j"${JOBS:-$(nproc)}" "$@"
+kmake() { obj_make "$TREE" "$BUILD" "$@"; }
+
+# The .c files of x86_64 kernel sources the series touches and that still
+# exist at HEAD, one per line.
+touched_sources() {
+	local f
+	git -C "$TREE" diff --name-only --diff-filter=d base..HEAD -- '*.c' |
+		while read -r f; do
+			case "$f" in
+			arch/x86/*) echo "$f" ;;
+			arch/* | tools/* | scripts/* | usr/* | Documentation/*) ;;
+			*) echo "$f" ;;
+			esac
+		done
+}
+
+# obj_make SRC OBJ make-args...: kbuild of the tree SRC, output in OBJ.
+obj_make() {
+	local src=$1 obj=$2
+	shift 2
+	make -s -C "$src" O="$obj" ARCH=x86_64 CC="ccache gcc" -j"${JOBS:-$(nproc)}" "$@"
+}
+
+# configured_objects SRC OBJ FILE.c...: print the objects (FILE.o) of those
+# the configuration in OBJ builds. Kbuild compiles any object it is asked
+# for by name, so a dry run of their directories tells which it would
+# build; the objects are removed first, so the dry run lists every one.
+configured_objects() {
+	local src=$1 obj=$2 f dry
+	shift 2
+	dry=$(mktemp)
+	for f; do rm -f "$obj/${f%.c}.o"; done
+	# shellcheck disable=SC2046 # one word per directory
+	obj_make "$src" "$obj" -n $(printf '%s\n' "$@" | sed 's|[^/]*$||' | sort -u) >"$dry" 2>&1 || true
+	for f; do
+		if grep -qF -- "-c -o ${f%.c}.o " "$dry"; then echo "${f%.c}.o"; fi
+	done
+	rm -f "$dry"
+}
+
+# compile_objects SRC OBJ LOG [make-args...] -- OBJECT...: build the
+# objects in one kbuild run that keeps going past errors; the output goes
+# to LOG. Prints the objects that were not built.
+compile_objects() {
+	local src=$1 obj=$2 log=$3 o args=()
+	shift 3
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do args+=("$1"); shift; done
+	shift
+	for o; do rm -f "$obj/$o"; done
+	obj_make "$src" "$obj" -k "${args[@]}" "$@" >"$log" 2>&1 || true
+	for o; do [ -f "$obj/$o" ] || echo "$o"; done
 }

@@ -26,25 +26,46 @@ if grep -q '^CONFIG_KERNEL_REPLICATION=y' "$BUILD/.config"; then
 	expect=(--expect-repl)
 fi
 results=$WORK/results/$BASE-$REV-$CONFIG
+boot() { # NAME boot.py-options...
+	local name=$1
+	shift
+	python3 "$REPO/qemu-smoke/boot.py" "${expect[@]}" --kernel "$kernel" --initrd "$initrd" \
+		--out "$results/$name" --timeout "${TIMEOUT:-150}" --label "$BASE-$REV-$CONFIG" "$@"
+}
+# The guests run BOOT_JOBS at a time (default: one per host core; each
+# single-threaded TCG guest keeps one core busy); their rows are printed
+# in the matrix's order once all have finished.
+rows=$(mktemp -d)
+trap 'rm -rf "$rows"' EXIT
+n=0
 header=(--header)
-rc=0
+start_boot() { # NAME boot.py-options...
+	while [ "$(jobs -pr | wc -l)" -ge "${BOOT_JOBS:-$(nproc)}" ]; do wait -n || true; done
+	n=$((n + 1))
+	{
+		rc=0
+		boot "$1" "${header[@]}" "${@:2}" >"$rows/$n.row" 2>&1 || rc=$?
+		echo "$rc" >"$rows/$n.rc"
+	} &
+	header=()
+}
 for t in "${topos[@]}"; do
 	name=${t##*/}
 	name=${name%.topo}
-	python3 "$REPO/qemu-smoke/boot.py" "${header[@]}" "${expect[@]}" \
-		--kernel "$kernel" --initrd "$initrd" --topo "$t" \
-		--out "$results/$name" --timeout "${TIMEOUT:-150}" \
-		--append "${APPEND:-}" --label "$BASE-$REV-$CONFIG" || rc=1
-	header=()
+	start_boot "$name" --topo "$t" --append "${APPEND:-}"
 done
 # Protection on every node: provoked faults (LKDTM, direct-map alias
 # stores), on the multi-node topologies of PROTECT_TOPOS.
 if [ -z "${TOPO:-}" ]; then
 	for name in ${PROTECT_TOPOS-2node memoryless}; do
-		python3 "$REPO/qemu-smoke/boot.py" "${expect[@]}" --expect-faults \
-			--kernel "$kernel" --initrd "$initrd" --topo "$topodir/$name.topo" \
-			--out "$results/$name-protect" --timeout "${TIMEOUT:-150}" \
-			--append "ktv_suite=protect ${APPEND:-}" --label "$BASE-$REV-$CONFIG" || rc=1
+		start_boot "$name-protect" --expect-faults --topo "$topodir/$name.topo" \
+			--append "ktv_suite=protect ${APPEND:-}"
 	done
 fi
+wait
+rc=0
+for i in $(seq 1 "$n"); do
+	cat "$rows/$i.row"
+	[ "$(cat "$rows/$i.rc" 2>/dev/null)" = 0 ] || rc=1
+done
 exit $rc
