@@ -29,11 +29,12 @@ RESULT = re.compile(r"^(ok|not ok) (\d+) (\S+)(.*)$")
 
 
 class Topology:
-    """A topology file: cpus N / node ID cpus=A-B [mem=SIZE] / dist A B V / paging 4|5."""
+    """A topology file: cpus N / node ID cpus=A-B [mem=SIZE] / dist A B V / paging 4|5 /
+    append KERNEL-PARAMETERS."""
 
     def __init__(self, path):
         self.name = os.path.basename(path).removesuffix(".topo")
-        self.cpus, self.levels, self.nodes, self.dists = 0, 4, [], []
+        self.cpus, self.levels, self.nodes, self.dists, self.append = 0, 4, [], [], []
         with open(path, encoding="utf-8") as f:
             for lineno, line in enumerate(f, 1):
                 words = line.split("#", 1)[0].split()
@@ -49,6 +50,8 @@ class Topology:
                     elif key == "node":
                         opts = dict(a.split("=", 1) for a in args[1:])
                         self.nodes.append((int(args[0]), opts["cpus"], opts.get("mem")))
+                    elif key == "append":
+                        self.append += args
                     elif key == "dist":
                         self.dists.append(tuple(int(a) for a in args[:3]))
                     else:
@@ -201,7 +204,7 @@ def main():
                f"ktv_levels={topo.levels}", f"ktv_topo={topo.name}"]
     if opts.expect_repl:
         cmdline.append("ktv_expect=1")
-    cmdline += shlex.split(opts.append)
+    cmdline += topo.append + shlex.split(opts.append)
     if opts.meter:
         opts.backend = "file"
     accel = "tcg,thread=multi" if opts.mttcg else "tcg,thread=single"

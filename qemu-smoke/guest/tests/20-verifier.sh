@@ -35,6 +35,11 @@ ktv_main() {
 	fi
 	ktap_diag "$(head -n 1 "$KTV_REPORT") (read in $(($(date +%s) - _t0)) s)"
 	grep '^summary ' "$KTV_REPORT" | while IFS= read -r l; do ktap_diag "$l"; done
+	awk '/^summary / {
+		for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+		if (f["spanned"] > 0)
+			printf "the image crosses a node boundary: CPUs of its node %d map %d page(s) of the original on another node\n", f["image_node"], f["spanned"]
+	}' "$KTV_REPORT" | while IFS= read -r l; do ktap_diag "$l"; done
 	grep ' cr3=' "$KTV_REPORT" | while IFS= read -r l; do ktap_diag "$l"; done
 	grep ' region=' "$KTV_REPORT" | sed 's/ region=/ /' |
 		while IFS= read -r l; do ktap_diag "$l"; done
