@@ -32,9 +32,13 @@ args=(--strict --show-types --color=never)
 [ -z "$ignore" ] || args+=(--ignore "$ignore")
 [ -z "$ignore" ] || echo "checkpatch: ignoring $ignore (see ${ignore_file#"$REPO"/})"
 
-# checkpatch runs scripts/spdxcheck.py, which needs python3-ply.
-python3 -c 'import ply' 2>/dev/null ||
-	echo "note: python3-ply is not installed: checkpatch's SPDX license check does not run"
+# checkpatch runs scripts/spdxcheck.py ("#!/usr/bin/env python3"), which
+# needs ply and GitPython: Debian's python3-ply and python3-git, for
+# Debian's python3, put first in PATH (a pyenv python3 has neither, and
+# the SPDX check would then be skipped without a word).
+export PATH=/usr/bin:$PATH
+python3 -c 'import ply, git' 2>/dev/null ||
+	die "python3 cannot import ply and git: the SPDX license check would not run (run 'make deps')"
 
 errors=0 warnings=0 checks=0 bad=0 count=0
 out=$(mktemp)
