@@ -98,6 +98,7 @@ check: deps
 	@CONFIGS="$${CHECK_CONFIGS:-smoke smoke-off}" $(MAKE) --no-print-directory smoke
 	@$(S)/harness-selftest.sh
 	@DEBUG_TOPOS="$${DEBUG_TOPOS:-2node la57}" $(S)/debug-matrix.sh
+	@$(S)/fault-boots.sh
 	@$(MAKE) --no-print-directory meter METER=off
 
 prep: deps

@@ -40,7 +40,7 @@ export PATH=/usr/bin:$PATH
 python3 -c 'import ply, git' 2>/dev/null ||
 	die "python3 cannot import ply and git: the SPDX license check would not run (run 'make deps')"
 
-errors=0 warnings=0 checks=0 bad=0 count=0
+errors=0 warnings=0 checks=0 bad=0 count=0 checked=0
 out=$(mktemp)
 err=$(mktemp)
 trap 'rm -f "$out" "$err"' EXIT
@@ -57,6 +57,7 @@ while read -r p; do
 		bad=$((bad + 1))
 		continue
 	fi
+	checked=$((checked + 1))
 	errors=$((errors + e)) warnings=$((warnings + w)) checks=$((checks + c))
 	if [ $((e + w + c)) = 0 ]; then
 		echo "$name: ok"
@@ -68,5 +69,13 @@ while read -r p; do
 	fi
 done < <(series_patches)
 
-echo "checkpatch: $count patch(es), $bad with findings: $errors error(s), $warnings warning(s), $checks check(s)"
+# Every patch must have been checked: counted apart from series_patches,
+# the entries of the series file and the patch files of the directory.
+listed=$(grep -cvE '^[[:space:]]*(#|$)' "$SERIES_DIR/series" || true)
+on_disk=$(find "$SERIES_DIR" -maxdepth 1 -name '*.patch' | wc -l)
+echo "checkpatch: $checked of $count patch(es) checked, $bad with findings: $errors error(s), $warnings warning(s), $checks check(s)"
+if [ "$checked" = 0 ] || [ "$checked" != "$listed" ] || [ "$checked" != "$on_disk" ]; then
+	echo "checkpatch: FAIL: checked $checked patch(es), the series file lists $listed, ${SERIES_DIR#"$REPO"/} has $on_disk patch file(s)"
+	exit 1
+fi
 [ "$bad" = 0 ]

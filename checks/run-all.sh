@@ -1,8 +1,8 @@
 #!/bin/bash
 # The static checks, as 'make check' runs them before the smoke matrix:
-# ShellCheck and py_compile on the harness, then the series checks of REV
-# (in its work tree, made or refreshed by scripts/tree.sh). Prints a summary
-# table and fails if any check failed.
+# ShellCheck, py_compile and the fixture tests on the harness, then the
+# series checks of REV (in its work tree, made or refreshed by
+# scripts/tree.sh). Prints a summary table and fails if any check failed.
 . "$(dirname "$0")/../scripts/lib.sh"
 need shellcheck python3
 
@@ -26,12 +26,22 @@ step() { # NAME COMMAND...
 host_sh=(scripts/*.sh checks/*.sh)
 [ ! -f .ci/run ] || host_sh+=(.ci/run)
 guest_sh=(qemu-smoke/guest/init qemu-smoke/guest/*.sh qemu-smoke/guest/*/*.sh)
-py=(qemu-smoke/*.py)
+py=(qemu-smoke/*.py qemu-smoke/tests/*.py)
 step shellcheck shellcheck "${host_sh[@]}"
 # Guest scripts source guest paths (/lib/ktap.sh, /tests/*): not on the host.
 step shellcheck-guest shellcheck -s sh -e SC1090,SC1091 "${guest_sh[@]}"
-# The bytecode goes to a scratch directory, not into the repository.
-[ ${#py[@]} -eq 0 ] || step py_compile env PYTHONPYCACHEPREFIX="$tmp" python3 -m py_compile "${py[@]}"
+# The bytecode goes to a scratch directory, not into the repository. The
+# harness has Python files: finding none fails the step, it does not skip it.
+py_compile() {
+	[ ${#py[@]} -gt 0 ] || { echo "py_compile: no qemu-smoke/*.py found"; return 1; }
+	env PYTHONPYCACHEPREFIX="$tmp" python3 -m py_compile "${py[@]}" &&
+		echo "py_compile: ${#py[@]} file(s)"
+}
+step py_compile py_compile
+# The checks' own assertions on good and bad hand-made inputs.
+step fixtures "$REPO/checks/fixtures-test.sh"
+# boot.py's parsers on recorded console and KTAP logs (a second, no QEMU).
+step harness-unit python3 "$REPO/qemu-smoke/tests/run.py"
 
 if [ "$REV" != base ]; then
 	step tree "$REPO/scripts/tree.sh"

@@ -33,7 +33,7 @@ if [ ${#headers[@]} -gt 0 ]; then
 	echo "note: ${#headers[@]} touched header(s) checked only through the .c files below: ${headers[*]}"
 fi
 if [ ${#files[@]} -eq 0 ]; then
-	echo "sparse-w1: the series touches no x86_64 .c file, nothing to build"
+	echo "sparse-w1: pass: the series touches no x86_64 .c file, nothing to build"
 	exit 0
 fi
 
@@ -98,7 +98,12 @@ for f in "${files[@]}"; do
 		old_objs+=("$o")
 	fi
 done
-[ ${#objs[@]} -gt 0 ] || { echo "sparse-w1: no touched file is built by the smoke configuration"; exit 0; }
+# The series changes C code: building none of it is a failure, not a pass
+# (a change in kbuild's output would otherwise skip every file).
+if [ ${#objs[@]} -eq 0 ]; then
+	echo "sparse-w1: FAIL: the series touches ${#files[@]} .c file(s) and the smoke configuration builds none of them (or configured_objects in scripts/lib.sh no longer recognises kbuild's 'make -n' output)"
+	exit 1
+fi
 
 check "$TREE" "$new_obj" "$tmp/new" "${objs[@]}"
 : >"$tmp/old"

@@ -15,9 +15,11 @@ if [ -z "$SERIES_DIR" ]; then
 	exit 0
 fi
 [ -d "$TREE/.git" ] || die "no work tree $TREE: run 'make tree REV=$REV BASE=$BASE'"
+# Without the base tag touched_sources would list nothing, and pass.
+git -C "$TREE" rev-parse -q --verify base >/dev/null || die "$TREE has no 'base' tag: run 'make tree REV=$REV BASE=$BASE'"
 mapfile -t files < <(touched_sources)
 if [ ${#files[@]} -eq 0 ]; then
-	echo "variants: the series touches no x86_64 .c file, nothing to build"
+	echo "variants: pass: the series touches no x86_64 .c file, nothing to build"
 	exit 0
 fi
 
@@ -29,8 +31,11 @@ for CONFIG in ${VARIANTS:-smoke-nopti smoke-4level}; do
 	kmake prepare >"$BUILD/prepare.log" 2>&1 ||
 		{ tail -n 30 "$BUILD/prepare.log" >&2; die "make prepare failed in $BUILD"; }
 	mapfile -t objs < <(configured_objects "$TREE" "$BUILD" "${files[@]}")
+	# Building none of the touched files is a failure, not a pass: see
+	# sparse-w1.sh.
 	if [ ${#objs[@]} -eq 0 ]; then
-		echo "$CONFIG: none of the ${#files[@]} touched files is built"
+		echo "$CONFIG: FAIL: the configuration builds none of the ${#files[@]} touched .c file(s) (or configured_objects in scripts/lib.sh no longer recognises kbuild's 'make -n' output)"
+		fail=1
 		continue
 	fi
 	log=$BUILD/variants.log

@@ -3,9 +3,11 @@
 
 The guest's /init prints KTAP on the second serial port; the kernel console
 is the first. This script builds the QEMU command line from a topology file,
-enforces a hard timeout, scans the console for splats, parses the KTAP and
-prints one report row. Exit status: 0 all passed, 1 a test failed, 2 the
-guest panicked, printed a splat, hung or was cut short, 3 bad input.
+enforces a hard timeout, and prints one report row with the verdict that
+guestlog.judge gives on the two logs: splats, KTAP results, the plan, skips
+not in the allow-list (--allow-skips). Exit status: 0 all passed, 1 a test
+failed (or the plan, the skips or the passes were wrong), 2 the guest
+panicked, printed a splat, hung or was cut short, 3 bad input.
 """
 
 import argparse
@@ -17,15 +19,9 @@ import subprocess
 import sys
 import time
 
-SPLATS = [
-    "BUG:", "WARNING:", "Oops", "general protection fault", "KASAN:",
-    "UBSAN:", "Kernel panic", "Call Trace:", "possible circular locking",
-    "possible recursive locking", "inconsistent lock state",
-    "Found insecure W+X mapping", "Checked W+X mappings: FAILED",
-    "unreferenced object",
-]
-DONE_MARK = "# ktv: tests done"
-RESULT = re.compile(r"^(ok|not ok) (\d+) (\S+)(.*)$")
+from guestlog import SkipRules, judge
+
+EXPECTED_SKIPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "expected-skips")
 
 
 class Topology:
@@ -94,14 +90,29 @@ class Topology:
                     node_of[cpu] = nid
         return ":".join(str(node_of.get(c, 0)) for c in range(self.cpus))
 
+    def distance(self, a, b):
+        """The SLIT distance from node a to node b, as QEMU builds it: the
+        dist line for (a, b), else the one for (b, a), else 10 or 20."""
+        dist = {(x, y): v for x, y, v in self.dists}
+        return 10 if a == b else dist.get((a, b), dist.get((b, a), 20))
+
+    def ids(self):
+        return sorted(nid for nid, _, _ in self.nodes)
+
     def homes(self):
         """For each node, the nearest node with memory (itself if it has some)."""
-        dist = {(a, b): v for a, b, v in self.dists}
         mem = [nid for nid, _, size in self.nodes if size]
-        def distance(a, b):
-            return 10 if a == b else dist.get((a, b), dist.get((b, a), 20))
-        ids = sorted(nid for nid, _, _ in self.nodes)
-        return ":".join(str(min(mem, key=lambda m, n=n: (distance(n, m), m))) for n in ids)
+        return ":".join(str(min(mem, key=lambda m, n=n: (self.distance(n, m), m)))
+                        for n in self.ids())
+
+    def memnodes(self):
+        """The nodes with memory, as the guest prints has_memory: 0,1."""
+        return ",".join(str(nid) for nid, _, size in sorted(self.nodes) if size)
+
+    def slit(self):
+        """The distance table, a row per node: 10.20/20.10."""
+        return "/".join(".".join(str(self.distance(a, b)) for b in self.ids())
+                        for a in self.ids())
 
 
 def parse_size(text):
@@ -112,59 +123,7 @@ def parse_size(text):
     return int(m.group(1)) * (1024 if m.group(2) == "G" else 1)
 
 
-FAULT_BEGIN = "ktv: expect-fault begin "
-FAULT_END = "ktv: expect-fault end "
-
-
-def first_splat(console, expect_faults=False):
-    """The first splat line and the lines after it. With expect_faults, the
-    lines between the guest's expect-fault markers (a fault provoked on
-    purpose, checked by the guest test itself) do not count."""
-    lines = console.splitlines()
-    inside = False
-    for i, line in enumerate(lines):
-        if expect_faults and FAULT_BEGIN in line:
-            inside = True
-        elif expect_faults and FAULT_END in line:
-            inside = False
-        elif not inside and any(s in line for s in SPLATS):
-            return i, lines[i:i + 25]
-    return None, []
-
-
-def parse_ktap(text):
-    """Count top-level and subtest results of the guest's KTAP output."""
-    counts = {"pass": 0, "fail": 0, "skip": 0}
-    failed = []
-    suite = None
-    for raw in text.splitlines():
-        line = raw.rstrip()
-        m = re.match(r"^    # Subtest: (\S+)", line)
-        if m:
-            suite = m.group(1)
-            continue
-        m = RESULT.match(line.strip())
-        if not m:
-            continue
-        status, _, name, rest = m.groups()
-        if not line.startswith("    "):
-            # A top-level result summarises its subtests; it only counts
-            # when it fails without a failed subtest (a script that died).
-            if status == "not ok" and not any(f.startswith(f"{name}.") for f in failed):
-                counts["fail"] += 1
-                failed.append(name)
-            continue
-        if "# SKIP" in rest:
-            counts["skip"] += 1
-        elif status == "ok":
-            counts["pass"] += 1
-        else:
-            counts["fail"] += 1
-            failed.append(f"{suite}.{name}")
-    return counts, failed
-
-
-def main():
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kernel", required=True)
     ap.add_argument("--initrd", required=True)
@@ -182,36 +141,37 @@ def main():
     ap.add_argument("--mttcg", action="store_true",
                     help="multi-threaded TCG (unsafe for kernels that patch text)")
     ap.add_argument("--expect-faults", action="store_true",
-                    help="the guest provokes faults on purpose: no oops=panic, and splats "
-                         "between its expect-fault markers are the test's, not the report's")
+                    help="the guest provokes faults on purpose: no oops=panic, and one oops "
+                         "between each pair of its expect-fault markers is the test's, not the "
+                         "report's; the row's topology is then TOPO/prot")
+    ap.add_argument("--allow-skips", default=EXPECTED_SKIPS, metavar="FILE",
+                    help="the skips a row may have, by label, topology and SUITE.TEST; "
+                         "any other skip fails the row (default: %(default)s)")
     ap.add_argument("--header", action="store_true", help="print the table header first")
-    opts = ap.parse_args()
+    return ap.parse_args()
 
-    for f in (opts.kernel, opts.initrd, opts.topo):
-        if not os.path.isfile(f):
-            print(f"boot.py: error: no such file: {f}", file=sys.stderr)
-            return 3
-    topo = Topology(opts.topo)
-    os.makedirs(opts.out, exist_ok=True)
-    console_log = os.path.join(opts.out, "console.log")
-    ktap_log = os.path.join(opts.out, "ktap.log")
-    for f in (console_log, ktap_log):
-        if os.path.exists(f):
-            os.unlink(f)
 
+def kernel_cmdline(topo, opts):
+    """The guest kernel's command line: the console, the protections, and
+    the topology as the guest tests check it (ktv_* become /init's environment)."""
     cmdline = ["console=ttyS0,115200", "pti=on", "panic=-1",
-               *([] if opts.expect_faults else ["oops=panic"]), "loglevel=7", f"ktv_nodes={len(topo.nodes)}", f"ktv_cpus={topo.cpus}",
-               f"ktv_levels={topo.levels}", f"ktv_topo={topo.name}"]
+               *([] if opts.expect_faults else ["oops=panic"]), "loglevel=7",
+               f"ktv_nodes={len(topo.nodes)}", f"ktv_cpus={topo.cpus}",
+               f"ktv_levels={topo.levels}", f"ktv_topo={topo.name}",
+               f"ktv_memnodes={topo.memnodes()}", f"ktv_slit={topo.slit()}",
+               f"ktv_homes={topo.homes()}"]
     if opts.expect_repl:
         cmdline.append("ktv_expect=1")
-    cmdline += topo.append + shlex.split(opts.append)
-    if opts.meter:
-        opts.backend = "file"
+    return cmdline + topo.append + shlex.split(opts.append)
+
+
+def qemu_command(topo, opts, console_log, ktap_log):
     accel = "tcg,thread=multi" if opts.mttcg else "tcg,thread=single"
+    backend = "file" if opts.meter else opts.backend
     qemu = ["qemu-system-x86_64", "-machine", "q35", "-accel", accel,
-            *topo.qemu_args(opts.backend, opts.out),
+            *topo.qemu_args(backend, opts.out),
             "-kernel", opts.kernel, "-initrd", opts.initrd,
-            "-append", " ".join(cmdline),
+            "-append", " ".join(kernel_cmdline(topo, opts)),
             "-nodefaults", "-display", "none", "-no-reboot",
             "-serial", f"file:{console_log}", "-serial", f"file:{ktap_log}"]
     if opts.plugin:
@@ -219,63 +179,78 @@ def main():
     if opts.meter:
         qemu += ["-plugin", f"{opts.meter},cpunodes={topo.cpunodes()},homes={topo.homes()},"
                  f"out={os.path.join(opts.out, 'locality.txt')}"]
+    return qemu
+
+
+def run_qemu(qemu, timeout):
+    """Run the guest: None when it powered off, else why not."""
+    try:
+        proc = subprocess.run(qemu, stdin=subprocess.DEVNULL, capture_output=True,
+                              text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return f"HUNG: no power-off within {timeout} s"
+    if proc.returncode:
+        return f"QEMU exited {proc.returncode}: {proc.stderr.strip()[-300:]}"
+    return None
+
+
+def main():
+    opts = parse_args()
+    for f in (opts.kernel, opts.initrd, opts.topo):
+        if not os.path.isfile(f):
+            print(f"boot.py: error: no such file: {f}", file=sys.stderr)
+            return 3
+    if not os.path.exists(opts.allow_skips):
+        print(f"boot.py: error: no allow-list of skips: {opts.allow_skips}", file=sys.stderr)
+        return 3
+    try:
+        rules = SkipRules(read(opts.allow_skips), opts.allow_skips)
+    except ValueError as err:
+        print(f"boot.py: error: {err}", file=sys.stderr)
+        return 3
+    topo = Topology(opts.topo)
+    os.makedirs(opts.out, exist_ok=True)
+    console_log = os.path.join(opts.out, "console.log")
+    ktap_log = os.path.join(opts.out, "ktap.log")
+    for f in (console_log, ktap_log):
+        if os.path.exists(f):
+            os.unlink(f)
+    qemu = qemu_command(topo, opts, console_log, ktap_log)
     with open(os.path.join(opts.out, "qemu.cmd"), "w", encoding="utf-8") as f:
         f.write(shlex.join(qemu) + "\n")
 
     start = time.monotonic()
-    verdict = None
     try:
-        proc = subprocess.run(qemu, stdin=subprocess.DEVNULL, capture_output=True,
-                              text=True, timeout=opts.timeout, check=False)
-        qemu_err = proc.stderr.strip()
-        if proc.returncode:
-            verdict = f"QEMU exited {proc.returncode}: {qemu_err[-300:]}"
-    except subprocess.TimeoutExpired:
-        verdict = f"HUNG: no power-off within {opts.timeout} s"
+        qemu_verdict = run_qemu(qemu, opts.timeout)
     except FileNotFoundError:
         print("boot.py: error: qemu-system-x86_64 not found: run 'make deps'", file=sys.stderr)
         return 3
     seconds = time.monotonic() - start
 
     console = read(console_log)
-    ktap = read(ktap_log)
-    counts, failed = parse_ktap(ktap)
-    splat_at, excerpt = first_splat(console, opts.expect_faults)
-    if verdict is None:
-        if "Kernel panic" in console:
-            verdict = "PANIC"
-        elif splat_at is not None:
-            verdict = "SPLAT"
-        elif DONE_MARK not in ktap:
-            verdict = "CUT SHORT: the guest stopped before its tests finished"
-        elif not sum(counts.values()):
-            verdict = "NO TESTS: the guest ran no test"
-        elif counts["fail"]:
-            verdict = "FAIL: " + ", ".join(failed)
-        else:
-            verdict = "ok"
-
-    ok = verdict == "ok"
     topo_name = topo.name + ("/prot" if opts.expect_faults else "")
+    j = judge(console, read(ktap_log), label=opts.label, topo=topo_name, rules=rules,
+              expect_faults=opts.expect_faults, qemu_verdict=qemu_verdict)
+    counts, verdict = j.ktap.counts, j.verdict
     row = {"kernel": opts.label, "topology": topo_name, "nodes": len(topo.nodes),
-           "cpus": topo.cpus, "seconds": round(seconds, 1), **counts, "verdict": verdict}
+           "cpus": topo.cpus, "seconds": round(seconds, 1), **counts, "verdict": verdict,
+           "failed": j.ktap.failed, "unexpected_skips": j.unexpected_skips}
     with open(os.path.join(opts.out, "result.json"), "w", encoding="utf-8") as f:
         json.dump(row, f)
     if opts.header:
-        print(f"{'kernel':<16} {'topology':<11} {'nodes':>5} {'cpus':>4} {'boot s':>6} "
+        print(f"{'kernel':<24} {'topology':<15} {'nodes':>5} {'cpus':>4} {'boot s':>6} "
               f"{'pass':>4} {'fail':>4} {'skip':>4}  verdict")
-    print(f"{opts.label:<16} {topo_name:<11} {row['nodes']:>5} {row['cpus']:>4} "
+    print(f"{opts.label:<24} {topo_name:<15} {row['nodes']:>5} {row['cpus']:>4} "
           f"{row['seconds']:>6} {counts['pass']:>4} {counts['fail']:>4} {counts['skip']:>4}  {verdict}")
-    if not ok:
-        if excerpt:
-            print("    first splat (console line %d):" % (splat_at + 1))
-            print("\n".join("    | " + line for line in excerpt))
-        elif verdict.startswith(("HUNG", "CUT SHORT", "QEMU", "NO TESTS")):
-            print("    last console lines:")
-            print("\n".join("    | " + line for line in console.splitlines()[-15:]))
-        print(f"    logs: {opts.out}")
-    if ok:
+    if verdict == "ok":
         return 0
+    if j.splat:
+        print(f"    first splat (console line {j.splat.line + 1}):")
+        print("\n".join("    | " + line for line in j.splat.excerpt))
+    elif verdict.startswith(("HUNG", "CUT SHORT", "QEMU", "NO TESTS")):
+        print("    last console lines:")
+        print("\n".join("    | " + line for line in console.splitlines()[-15:]))
+    print(f"    logs: {opts.out}")
     return 1 if verdict.startswith("FAIL") else 2
 
 

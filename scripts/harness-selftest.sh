@@ -5,7 +5,10 @@
 # an excerpt, and exits non-zero within its timeout:
 #   panic  PANIC and the panic excerpt     warn  SPLAT and the WARNING
 #   hang   HUNG after the timeout          cut   CUT SHORT and the last lines
-#   fail   FAIL naming the failed test
+#   fail   FAIL naming the failed test, then the wrong plan (/init printed
+#          the plan of the whole suite, then ran two scripts)
+# The verdicts that need no QEMU (skips, plans, fault windows) are the unit
+# tests' (qemu-smoke/tests/run.py, on recorded logs).
 . "$(dirname "$0")/lib.sh"
 need python3 qemu-system-x86_64
 
@@ -23,7 +26,7 @@ cases=(
 	"warn|SPLAT|WARNING:"
 	"hang|HUNG|last console lines:"
 	"cut|CUT SHORT|last console lines:"
-	"fail|FAIL: ktv-fail.injected_failure|injected_failure"
+	"fail|FAIL: ktv-fail.injected_failure; plan 1..|but 2 top-level results"
 )
 failed=0
 printf '%-6s %-10s %-6s %s\n' CASE EXIT TIME RESULT

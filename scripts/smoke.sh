@@ -2,9 +2,14 @@
 # Boot the built kernel for BASE/REV/CONFIG on every topology of the matrix
 # (or on TOPO only, or on the list TOPOS), print one row per topology, exit
 # non-zero on any failure. Without TOPO, also the protection suite on
-# PROTECT_TOPOS (faults provoked on purpose on every node).
+# PROTECT_TOPOS (faults provoked on purpose on every node) and, for the
+# smoke configuration of a revision, one 2node boot with
+# kernel_replication=off (the option built in, off at boot: the guest
+# asserts the one-copy baseline).
 # APPEND adds kernel parameters; TIMEOUT is the hard limit per boot (s).
+# boot.py fails a row on a skip that qemu-smoke/expected-skips does not list.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/expect.sh"
 need qemu-system-x86_64 python3
 
 kernel=$BUILD/arch/x86/boot/bzImage
@@ -21,16 +26,20 @@ for name in ${TOPO:-${TOPOS:-}}; do
 done
 [ ${#topos[@]} -gt 0 ] || topos=("$topodir"/*.topo)
 
+# Whether the guests assert replication follows from REV and CONFIG; the
+# build's .config must agree.
+check_build_config "$BUILD/.config"
 expect=()
-if grep -q '^CONFIG_KERNEL_REPLICATION=y' "$BUILD/.config"; then
+if expects_replication; then
 	expect=(--expect-repl)
 fi
-results=$WORK/results/$BASE-$REV-$CONFIG
+label=$BASE-$REV-$CONFIG
+results=$WORK/results/$label
 boot() { # NAME boot.py-options...
 	local name=$1
 	shift
-	python3 "$REPO/qemu-smoke/boot.py" "${expect[@]}" --kernel "$kernel" --initrd "$initrd" \
-		--out "$results/$name" --timeout "${TIMEOUT:-150}" --label "$BASE-$REV-$CONFIG" "$@"
+	python3 "$REPO/qemu-smoke/boot.py" --kernel "$kernel" --initrd "$initrd" \
+		--out "$results/$name" --timeout "${TIMEOUT:-150}" "$@"
 }
 # The guests run BOOT_JOBS at a time (default: one per host core; each
 # single-threaded TCG guest keeps one core busy); their rows are printed
@@ -52,15 +61,21 @@ start_boot() { # NAME boot.py-options...
 for t in "${topos[@]}"; do
 	name=${t##*/}
 	name=${name%.topo}
-	start_boot "$name" --topo "$t" --append "${APPEND:-}"
+	start_boot "$name" "${expect[@]}" --label "$label" --topo "$t" --append "${APPEND:-}"
 done
-# Protection on every node: provoked faults (LKDTM, direct-map alias
-# stores), on the multi-node topologies of PROTECT_TOPOS.
 if [ -z "${TOPO:-}" ]; then
+	# Protection on every node: provoked faults (LKDTM, direct-map alias
+	# stores), on the multi-node topologies of PROTECT_TOPOS.
 	for name in ${PROTECT_TOPOS-2node memoryless}; do
-		start_boot "$name-protect" --expect-faults --topo "$topodir/$name.topo" \
-			--append "ktv_suite=protect ${APPEND:-}"
+		start_boot "$name-protect" "${expect[@]}" --label "$label" --expect-faults \
+			--topo "$topodir/$name.topo" --append "ktv_suite=protect ${APPEND:-}"
 	done
+	# The option-on kernel switched off at boot: one copy, as the base
+	# kernel has (so no --expect-repl).
+	if [ "$CONFIG" = smoke ] && expects_replication; then
+		start_boot 2node-replication-off --label "$BASE-$REV-replication-off" \
+			--topo "$topodir/2node.topo" --append "kernel_replication=off ${APPEND:-}"
+	fi
 fi
 wait
 rc=0

@@ -8,6 +8,7 @@
 # (offline/online cycles of every CPU but 0, 20).
 export CONFIG=${CONFIG_STRESS:-debug}
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/expect.sh"
 need python3 qemu-system-x86_64
 
 "$REPO/scripts/build.sh"
@@ -20,8 +21,9 @@ cp "$BUILD/arch/x86/boot/bzImage" "$BUILD/initramfs.cpio.gz" "$BUILD/.config" "$
 append="ktv_suite=stress ktv_mods=${STRESS_MODS:-1000} ktv_ftrace=${STRESS_FTRACE:-100}"
 append="$append ktv_kprobes=${STRESS_KPROBES:-1000} ktv_flips=${STRESS_FLIPS:-10000}"
 append="$append ktv_bpf=${STRESS_BPF:-1000} ktv_hotplug=${STRESS_HOTPLUG:-20}"
+check_build_config "$snap/.config"
 expect=()
-if grep -q '^CONFIG_KERNEL_REPLICATION=y' "$snap/.config"; then
+if expects_replication; then
 	expect=(--expect-repl)
 fi
 rc=0

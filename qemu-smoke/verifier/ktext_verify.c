@@ -11,6 +11,7 @@
  *
  *   /sys/kernel/debug/ktext_verify/report   one row per (cpu, region)
  *   /sys/kernel/debug/ktext_verify/copies   distinct copies per page
+ *   /sys/kernel/debug/ktext_verify/peek     8 bytes of text at an address
  *   /sys/kernel/debug/ktext_verify/alias_write  a store through the
  *                                        direct-map alias of this CPU's copy
  *
@@ -43,7 +44,7 @@
 #include <asm/processor-flags.h>
 #include <asm/special_insns.h>
 
-#define KTV_VERSION	2
+#define KTV_VERSION	3
 
 static unsigned long stext;
 module_param(stext, ulong, 0444);
@@ -80,12 +81,12 @@ struct ktv_row {
 	unsigned long remote;
 	unsigned long unmapped;
 	unsigned long mismatch;
-	unsigned long spanned;
 };
 
 struct ktv_result {
 	int levels;
 	int image_node;			/* the node of the image's first page */
+	unsigned long *image_pages;	/* [nr_node_ids] image pages per node */
 	unsigned int ncpus;
 	unsigned int nregions;
 	unsigned int nmods;
@@ -351,6 +352,7 @@ static void ktv_free(struct ktv_result *res)
 	kvfree(res->original);
 	kvfree(res->pfns);
 	kvfree(res->buf);
+	kvfree(res->image_pages);
 	kfree(res);
 }
 
@@ -442,17 +444,14 @@ static void ktv_check_page(struct ktv_result *res, unsigned int r,
 		if (pfn != ref)
 			original = false;
 		nid = ktv_pfn_node(pfn);
-		if (nid == res->expect[c])
+		/*
+		 * Local only when the node is known and is the CPU's own (or
+		 * its nearest with memory). A page of the original image on
+		 * the next node, when the image crosses a node boundary, is
+		 * remote like any other.
+		 */
+		if (nid >= 0 && nid == res->expect[c])
 			row->local++;
-		else if (!reg->mod && pfn == ref &&
-			 res->expect[c] == res->image_node)
-			/*
-			 * The image crosses a node boundary, and this CPU
-			 * runs from the original: a page of it that lies on
-			 * the next node is where the image is, not a copy
-			 * gone astray.
-			 */
-			row->spanned++;
 		else
 			row->remote++;
 		if (nid >= 0 && nid < nr_node_ids)
@@ -468,6 +467,13 @@ static void ktv_check_page(struct ktv_result *res, unsigned int r,
 	}
 	res->copies[r * (res->ncpus + 1) + ncopies]++;
 	res->original[r] += original;
+	/* Where the original kernel image lies, whoever maps it. */
+	if (!reg->mod) {
+		int inid = ktv_pfn_node(ref);
+
+		if (inid >= 0 && inid < nr_node_ids)
+			res->image_pages[inid]++;
+	}
 }
 
 /* A fresh check of every region on every online CPU. */
@@ -498,9 +504,11 @@ static struct ktv_result *ktv_check(void)
 	res->original = kvcalloc(res->nregions, sizeof(*res->original),
 				 GFP_KERNEL);
 	res->pfns = kvcalloc(res->ncpus + 1, sizeof(*res->pfns), GFP_KERNEL);
+	res->image_pages = kvcalloc(nr_node_ids, sizeof(*res->image_pages),
+				    GFP_KERNEL);
 	res->buf = kvmalloc(2 * PAGE_SIZE, GFP_KERNEL);
 	if (!res->rows || !res->hist || !res->copies || !res->original ||
-	    !res->pfns || !res->buf)
+	    !res->pfns || !res->buf || !res->image_pages)
 		goto fail;
 
 	for (r = 0; r < res->nregions; r++) {
@@ -525,7 +533,8 @@ static int ktv_report_show(struct seq_file *m, void *v)
 {
 	struct ktv_result *res = m->private;
 	struct ktv_row sum = { 0 };
-	unsigned int c, r;
+	unsigned int c, r, span;
+	char sep;
 	int nid;
 
 	seq_printf(m, "ktext_verify version=%d pgtable_levels=%d nr_node_ids=%u\n",
@@ -540,13 +549,13 @@ static int ktv_report_show(struct seq_file *m, void *v)
 			const struct ktv_row *row = &res->rows[c * res->nregions + r];
 			const unsigned long *h =
 				&res->hist[(c * res->nregions + r) * nr_node_ids];
-			char sep = '=';
 
-			seq_printf(m, "cpu=%d node=%d expect=%d region=%s pages=%lu local=%lu remote=%lu unmapped=%lu mismatch=%lu spanned=%lu nodes",
+			sep = '=';
+
+			seq_printf(m, "cpu=%d node=%d expect=%d region=%s pages=%lu local=%lu remote=%lu unmapped=%lu mismatch=%lu nodes",
 				   res->cpu[c], res->node[c], res->expect[c],
 				   res->regions[r].name, row->pages, row->local,
-				   row->remote, row->unmapped, row->mismatch,
-				   row->spanned);
+				   row->remote, row->unmapped, row->mismatch);
 			for_each_online_node(nid) {
 				seq_printf(m, "%c%d:%lu", sep, nid, h[nid]);
 				sep = ',';
@@ -557,12 +566,27 @@ static int ktv_report_show(struct seq_file *m, void *v)
 			sum.remote += row->remote;
 			sum.unmapped += row->unmapped;
 			sum.mismatch += row->mismatch;
-			sum.spanned += row->spanned;
 		}
 	}
-	seq_printf(m, "summary cpus=%u regions=%u pages=%lu local=%lu remote=%lu unmapped=%lu mismatch=%lu spanned=%lu image_node=%d\n",
+	/*
+	 * image_span: the number of nodes the original kernel text and
+	 * rodata lie on (more than one: the image crosses a node boundary);
+	 * image_nodes: how many of their pages are on each.
+	 */
+	span = 0;
+	for_each_online_node(nid)
+		span += !!res->image_pages[nid];
+	seq_printf(m, "summary cpus=%u regions=%u pages=%lu local=%lu remote=%lu unmapped=%lu mismatch=%lu image_node=%d image_span=%u image_nodes",
 		   res->ncpus, res->nregions, sum.pages, sum.local, sum.remote,
-		   sum.unmapped, sum.mismatch, sum.spanned, res->image_node);
+		   sum.unmapped, sum.mismatch, res->image_node, span);
+	sep = '=';
+	for_each_online_node(nid) {
+		if (!res->image_pages[nid])
+			continue;
+		seq_printf(m, "%c%d:%lu", sep, nid, res->image_pages[nid]);
+		sep = ',';
+	}
+	seq_putc(m, '\n');
 	return 0;
 }
 
@@ -714,6 +738,49 @@ static bool ktv_in(unsigned long addr, unsigned long start, unsigned long end)
 	return addr >= start && addr < end;
 }
 
+/*
+ * peek: write the address of kernel text (hex), read the 8 bytes there as
+ * the reading CPU sees them: whether a tracer or a probe patched them.
+ */
+static unsigned long ktv_peek_addr;
+
+static ssize_t ktv_peek_write(struct file *file, const char __user *ubuf,
+			      size_t count, loff_t *ppos)
+{
+	unsigned long addr;
+	int ret;
+
+	ret = kstrtoul_from_user(ubuf, count, 16, &addr);
+	if (ret)
+		return ret;
+	if (!ktv_in(addr, stext, etext - 8))
+		return -EINVAL;
+	WRITE_ONCE(ktv_peek_addr, addr);
+	return count;
+}
+
+static ssize_t ktv_peek_read(struct file *file, char __user *ubuf,
+			     size_t count, loff_t *ppos)
+{
+	unsigned long addr = READ_ONCE(ktv_peek_addr);
+	char buf[32];
+	u8 bytes[8];
+
+	if (!addr)
+		return -ENXIO;
+	if (copy_from_kernel_nofault(bytes, (void *)addr, sizeof(bytes)))
+		return -EFAULT;
+	snprintf(buf, sizeof(buf), "%8phN\n", bytes);
+	return simple_read_from_buffer(ubuf, count, ppos, buf, strlen(buf));
+}
+
+static const struct file_operations ktv_peek_fops = {
+	.owner		= THIS_MODULE,
+	.write		= ktv_peek_write,
+	.read		= ktv_peek_read,
+	.llseek		= default_llseek,
+};
+
 static int __init ktv_init(void)
 {
 	/* Sanity: a text and a rodata symbol the kernel exports. */
@@ -732,6 +799,7 @@ static int __init ktv_init(void)
 	debugfs_create_file("report", 0400, ktv_dir, NULL, &ktv_report_fops);
 	debugfs_create_file("copies", 0400, ktv_dir, NULL, &ktv_copies_fops);
 	debugfs_create_file("alias_write", 0200, ktv_dir, NULL, &ktv_alias_fops);
+	debugfs_create_file("peek", 0600, ktv_dir, NULL, &ktv_peek_fops);
 	pr_info("text %lu KiB, rodata %lu KiB, %d-level paging, %u nodes\n",
 		(etext - stext) >> 10, (erodata - srodata) >> 10,
 		pgtable_l5_enabled() ? 5 : 4, nr_node_ids);

@@ -23,12 +23,34 @@ expect_fault() {
 	echo "ktv: expect-fault end $_name" >/dev/kmsg
 	dmesg | awk -v b="ktv: expect-fault begin $_name" -v e="ktv: expect-fault end $_name" '
 		index($0, b) { on = 1; next } index($0, e) { on = 0 } on' >/tmp/fault.log
-	if grep -qF "$_want" /tmp/fault.log && grep -q 'Oops' /tmp/fault.log; then
+	# The oops must be the pinned CPU's ("CPU: N UID: ..." in its header).
+	if grep -qF "$_want" /tmp/fault.log && grep -q 'Oops' /tmp/fault.log &&
+		grep -q "CPU: $_cpu " /tmp/fault.log; then
 		ktap_ok "$_name"
 	else
-		ktap_fail "$_name" "no '$_want' oops (exit $_rc)"
+		ktap_fail "$_name" "no '$_want' oops on CPU $_cpu (exit $_rc)"
 		tail -n 6 /tmp/fault.log | while IFS= read -r l; do ktap_diag "log: $l"; done
 	fi
+}
+
+# alias_node_ok NAME CPU NODE: the alias store of test NAME (logged by the
+# verifier between its markers) hit the copy that CPU should use: that of
+# its nearest node with a copy on a replication kernel, the original's
+# node otherwise (when the image lies on one node).
+alias_node_ok() {
+	_line=$(dmesg | awk -v b="ktv: expect-fault begin $1" -v e="ktv: expect-fault end $1" '
+		index($0, b) { on = 1; next } index($0, e) { on = 0 } on && /alias write: cpu /')
+	_hit=$(echo "$_line" | sed -n 's/.*alias write: cpu \([0-9]*\) .* is phys [0-9a-fx]* (node \([0-9-]*\)).*/\1 \2/p')
+	if [ "${ktv_expect:-0}" = 1 ]; then
+		_want="$2 $(ktv_nearest_copy "$3")"
+	elif [ "$KTV_SPAN" = 1 ]; then
+		_want="$2 $KTV_IMAGE_NODE"
+	else
+		ktap_diag "$1: the image lies on $KTV_SPAN nodes, the node of the store is not checked"
+		_want="$2 ${_hit#* }"
+	fi
+	ktap_diag "$1: cpu and node of the store: '$_hit', want '$_want'"
+	[ -n "$_hit" ] && [ "$_hit" = "$_want" ]
 }
 
 # The smoke configuration panics on oops (CONFIG_PANIC_ON_OOPS): here an
@@ -39,7 +61,11 @@ if [ ! -w "$LKDTM" ]; then
 	ktap_skip lkdtm "no $LKDTM"
 elif ! ktv_load; then
 	ktap_fail verifier_loaded "insmod failed"
+elif ! ktv_read_report; then
+	ktap_fail report_read "$(cat /tmp/ktv.err)"
 else
+	KTV_SPAN=$(ktv_summary image_span)
+	KTV_IMAGE_NODE=$(ktv_summary image_node)
 	for n in $(ktv_expand "$(cat /sys/devices/system/node/online)"); do
 		cpus=$(cat "/sys/devices/system/node/node$n/cpulist")
 		[ -n "$cpus" ] || continue
@@ -52,8 +78,8 @@ else
 		expect_fault "node${n}_EXEC_RODATA" "$x" "$cpu" "echo EXEC_RODATA >$LKDTM"
 		expect_fault "node${n}_EXEC_DATA" "$x" "$cpu" "echo EXEC_DATA >$LKDTM"
 		expect_fault "node${n}_alias_text" "$w" "$cpu" "echo text >$ALIAS"
+		ktap_check "node${n}_alias_text_hit_own_copy" alias_node_ok "node${n}_alias_text" "$cpu" "$n"
 		expect_fault "node${n}_alias_rodata" "$w" "$cpu" "echo rodata >$ALIAS"
+		ktap_check "node${n}_alias_rodata_hit_own_copy" alias_node_ok "node${n}_alias_rodata" "$cpu" "$n"
 	done
-	# Which node's copy each alias store hit: the verifier says.
-	dmesg | grep 'alias write:' | while IFS= read -r l; do ktap_diag "${l#*] }"; done
 fi

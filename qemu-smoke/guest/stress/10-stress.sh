@@ -64,7 +64,15 @@ step ftrace_on_off "${ktv_ftrace:-100}" ftrace_cycle
 step kprobe_register_unregister "${ktv_kprobes:-1000}" kprobe_cycle
 insmod "$KTV_MODS/ktv_target.ko"
 ktap_diag "the next two steps are one command each: ${ktv_flips:-10000} flips, ${ktv_bpf:-1000} BPF programs"
+_f0=$(cat "$KTV_DBG/ktv_target/flip")
 step static_key_flips 1 sh -c "echo ${ktv_flips:-10000} >$KTV_DBG/ktv_target/flip"
+# The write returns early when interrupted: count the flips it made, and
+# run the patched code on every node (an even count: the initial state).
+_flips=$(($(cat "$KTV_DBG/ktv_target/flip") - _f0))
+ktap_diag "flips made: $_flips of ${ktv_flips:-10000}"
+ktap_check static_key_flips_counted [ "$_flips" = "${ktv_flips:-10000}" ]
+_want="key=$((_flips % 2)) call=$([ $((_flips % 2)) = 0 ] && echo a || echo b) table_sum=1314225"
+ktap_check check_after_flips ktv_check_on_every_node "$_want"
 step bpf_jit_load_unload 1 bpfload "${ktv_bpf:-1000}"
 # Every CPU but CPU 0, so that each node loses and regains CPUs.
 _hot_cpus=$(ktv_expand "$(cat /sys/devices/system/cpu/online)" | tr ' ' '\n' | grep -v '^0$' | tr '\n' ' ')
@@ -84,7 +92,7 @@ rmmod ktv_target
 
 if [ -w "$KMEMLEAK" ]; then
 	n=$(ktv_kmemleak_scan)
-	ktap_diag "kmemleak: $n suspected leak(s)"
+	ktap_diag "kmemleak: ${n:-no scan (disabled, or the scan failed)} suspected leak(s)"
 	ktap_check no_leaks_after_stress [ "$n" = 0 ]
 else
 	ktap_skip no_leaks_after_stress "no kmemleak in this kernel"

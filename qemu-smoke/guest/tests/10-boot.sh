@@ -1,6 +1,9 @@
 # shellcheck shell=sh
 # The guest is the machine the topology describes, with the protections on.
 
+# shellcheck source=../ktv.sh
+. /lib/ktv.sh
+
 nodes=$(cat /sys/devices/system/node/online)
 ktap_diag "nodes online: $nodes, with memory: $(cat /sys/devices/system/node/has_memory)," \
 	"cpus online: $(cat /sys/devices/system/cpu/online)"
@@ -40,3 +43,16 @@ ktap_diag "paging levels: $levels"
 ktap_check paging_as_in_topology [ "$levels" = "${ktv_levels:-?}" ]
 
 ktap_check no_wx_pages dmesg_has "Checked W+X mappings: passed, no W+X pages found"
+
+# The NUMA view the series and the verifier read (which nodes have memory,
+# the SLIT) is the one the topology file describes: boot.py passes both
+# (ktv_memnodes=0,1 and ktv_slit=10.20/20.10, a row per node).
+memnodes() { ktv_expand "$(cat /sys/devices/system/node/has_memory)" | tr -s ' ' ',' | sed 's/,$//'; }
+slit() {
+	for _n in $(ktv_expand "$(cat /sys/devices/system/node/online)"); do
+		tr -s ' ' '.' <"/sys/devices/system/node/node$_n/distance"
+	done | awk '{ printf "%s%s", (NR > 1 ? "/" : ""), $0 }'
+}
+ktap_diag "memory nodes: $(memnodes), SLIT: $(slit)"
+ktap_check memory_nodes_as_in_topology [ "$(memnodes)" = "${ktv_memnodes:-?}" ]
+ktap_check slit_as_in_topology [ "$(slit)" = "${ktv_slit:-?}" ]

@@ -1,31 +1,84 @@
 # shellcheck shell=sh
-# The series' debugfs status: replication is active on a replication
-# kernel, and every online node names the replica it uses.
+# The series' debugfs status and log, checked against what the guest's own
+# topology (sysfs) says it should be:
+# - replication kernel (ktv_expect=1): active on a multi-node machine; one
+#   node keeps the original, every other node with memory (and not booted
+#   without a copy, ktv_nocopy) has its own copy, every other node names
+#   its nearest node with one; the W+X check ran on every copy's tables.
+# - the option built in but kernel_replication=off, or every allocation
+#   failing (fail_kernel_replication=): the status says inactive.
+# - the option compiled out: no status file, no log line.
 
-KREPL_STATUS=/sys/kernel/debug/kernel_replication/status
+# shellcheck source=../ktv.sh
+. /lib/ktv.sh
 
-if [ "${ktv_expect:-0}" != 1 ]; then
-	ktap_skip replication_status "base kernel: no replication"
-elif [ ! -r "$KREPL_STATUS" ]; then
-	ktap_fail replication_status "no $KREPL_STATUS"
+KREPL_DIR=/sys/kernel/debug/kernel_replication
+KREPL_STATUS=$KREPL_DIR/status
+
+# Every online node's line names the node it should use: the image's node
+# says "original", a node with a copy of its own says so, the others name
+# their nearest node with a copy. Exactly one node keeps the original.
+status_nodes_ok() {
+	_bad=0
+	_orig=$(grep -c '^node=[0-9]* replica=[0-9]* original' "$KREPL_STATUS")
+	[ "$_orig" = 1 ] || { ktap_diag "$_orig nodes keep the original, want 1"; _bad=1; }
+	_img=$(sed -n 's/^node=\([0-9]*\) replica=[0-9]* original.*/\1/p' "$KREPL_STATUS")
+	for _n in $(ktv_expand "$(cat /sys/devices/system/node/online)"); do
+		_m=$(ktv_nearest_copy "$_n")
+		if [ "$_n" = "$_img" ]; then
+			_want="^node=$_n replica=$_n original"
+		elif [ "$_m" = "$_n" ]; then
+			_want="^node=$_n replica=$_n copy="
+		else
+			_want="^node=$_n replica=$_m shared"
+		fi
+		if ! grep -q "$_want" "$KREPL_STATUS"; then
+			ktap_diag "node $_n: want '$_want', have '$(grep "^node=$_n " "$KREPL_STATUS")'"
+			_bad=1
+		fi
+	done
+	return $_bad
+}
+
+# The number of copies the topology asks for: every node with memory but
+# the image's, less the nodes booted without one.
+want_copies() {
+	_c=$(($(ktv_expand "$(cat /sys/devices/system/node/has_memory)" | wc -w) - 1))
+	for _n in $(echo "${ktv_nocopy:-}" | tr ',' ' '); do _c=$((_c - 1)); done
+	echo "$_c"
+}
+
+if [ "${ktv_expect:-0}" = 1 ]; then
+	if [ ! -r "$KREPL_STATUS" ]; then
+		ktap_fail replication_status "no $KREPL_STATUS"
+	else
+		while IFS= read -r l; do ktap_diag "status: $l"; done <"$KREPL_STATUS"
+		want=1
+		[ "${ktv_nodes:-1}" -gt 1 ] || want=0
+		ktap_check replication_active_if_numa grep -qx "active $want" "$KREPL_STATUS"
+		if [ "$want" = 1 ]; then
+			ktap_check every_node_uses_its_nearest_copy status_nodes_ok
+			copies=$(grep -c ' copy=' "$KREPL_STATUS")
+			ktap_diag "copies: $copies, the topology asks for $(want_copies)"
+			ktap_check copies_as_in_topology [ "$copies" = "$(want_copies)" ]
+		fi
+		# The W+X check ran on the original tables (kernel, and user with
+		# PTI) and once more on each copy's.
+		passes=$(dmesg | grep -c 'Checked W+X mappings: passed')
+		want=1
+		[ "${ktv_nodes:-1}" -gt 1 ] && want=$((want + $(want_copies)))
+		if dmesg | grep -q 'page tables isolation: enabled'; then want=$((want + 1)); fi
+		ktap_diag "W+X checks passed: $passes, want $want"
+		ktap_check wx_checked_on_every_copy [ "$passes" -eq "$want" ]
+	fi
+elif grep -qw 'kernel_replication=off' /proc/cmdline; then
+	ktap_check status_inactive grep -qx "active 0" "$KREPL_STATUS"
+	ktap_check disabled_message dmesg_has "kernel_replication: disabled on the command line"
+	ktap_check no_copy_reserved sh -c '! dmesg | grep -q "kernel_replication: reserved"'
+elif grep -q 'fail_kernel_replication=' /proc/cmdline; then
+	# Every replication allocation failed (16-degraded checks the log).
+	ktap_check status_inactive grep -qx "active 0" "$KREPL_STATUS"
 else
-	while IFS= read -r l; do ktap_diag "status: $l"; done <"$KREPL_STATUS"
-	want=1
-	[ "${ktv_nodes:-1}" -gt 1 ] || want=0
-	ktap_check replication_active_if_numa grep -qx "active $want" "$KREPL_STATUS"
-	status_nodes_ok() {
-		for n in $(tr ',' '\n' </sys/devices/system/node/online |
-			awk -F- '{ for (i = $1; i <= (NF == 2 ? $2 : $1); i++) print i }'); do
-			grep -q "^node=$n replica=" "$KREPL_STATUS" || return 1
-		done
-	}
-	ktap_check every_node_has_a_replica status_nodes_ok
-	# The W+X check ran on the original tables (kernel, and user with
-	# PTI) and once more on each copy's.
-	copies=$(grep -c ' copy=' "$KREPL_STATUS")
-	passes=$(dmesg | grep -c 'Checked W+X mappings: passed')
-	want=$((copies + 1))
-	if dmesg | grep -q 'page tables isolation: enabled'; then want=$((want + 1)); fi
-	ktap_diag "W+X checks passed: $passes, node copies: $copies"
-	ktap_check wx_checked_on_every_copy [ "$passes" -eq "$want" ]
+	ktap_check no_status_file [ ! -e "$KREPL_DIR" ]
+	ktap_check no_replication_log sh -c '! dmesg | grep -q "kernel_replication:"'
 fi

@@ -15,25 +15,6 @@
 . /lib/ktv.sh
 
 KREPL_STATUS=/sys/kernel/debug/kernel_replication/status
-NODES=/sys/devices/system/node
-
-# The nearest node to node $1 that has memory and a copy of its own.
-nearest_copy() {
-	_with=" $(ktv_expand "$(cat "$NODES/has_memory")") "
-	for _n in $(echo "$ktv_nocopy" | tr ',' ' '); do
-		_with=$(echo "$_with" | sed "s/ $_n / /")
-	done
-	_best='' _bestd='' _i=0
-	_dists=$(cat "$NODES/node$1/distance")
-	for _d in $_dists; do
-		case " $_with " in
-		*" $_i "*)
-			if [ -z "$_bestd" ] || [ "$_d" -lt "$_bestd" ]; then _best=$_i _bestd=$_d; fi ;;
-		esac
-		_i=$((_i + 1))
-	done
-	echo "$_best"
-}
 
 dmesg_re() { dmesg | grep -q "$1"; }
 
@@ -49,7 +30,7 @@ elif [ -n "${ktv_nocopy:-}" ]; then
 	krepl_dmesg
 	ktap_check status_active grep -qx "active 1" "$KREPL_STATUS"
 	for n in $(echo "$ktv_nocopy" | tr ',' ' '); do
-		m=$(nearest_copy "$n")
+		m=$(ktv_nearest_copy "$n")
 		ktap_diag "node $n has no copy; nearest node with one: ${m:-none}"
 		ktap_check "node${n}_no_copy_message" dmesg_re "node $n: no memory for a .* replica, it will use another node's"
 		ktap_check "node${n}_uses_node${m}" dmesg_re "node $n uses the replica of node $m\$"

@@ -9,6 +9,12 @@
 
 KTV_TRACE=/sys/kernel/tracing
 
+# ktv_changed COUNT BEFORE AFTER: something was enabled (COUNT > 0) and the
+# text bytes changed (and were readable).
+ktv_changed() { [ "$1" -gt 0 ] && [ "$2" != "?" ] && [ "$3" != "?" ] && [ "$2" != "$3" ]; }
+# ktv_restored COUNT BEFORE AFTER: nothing left enabled, the bytes as before.
+ktv_restored() { [ "$1" = 0 ] && [ "$2" != "?" ] && [ "$2" = "$3" ]; }
+
 ktv_patching() {
 	if ! ktv_load; then
 		ktap_fail verifier_loaded "insmod failed"
@@ -19,31 +25,65 @@ ktv_patching() {
 	_warn0=$(dmesg | grep -cE 'WARNING:|BUG:|Oops')
 	mount -t tracefs tracefs "$KTV_TRACE" 2>/dev/null
 
-	if grep -qw function "$KTV_TRACE/available_tracers" 2>/dev/null; then
-		_t0=$(date +%s)
-		echo function >"$KTV_TRACE/current_tracer"
-		_t1=$(date +%s)
-		ktap_diag "function tracer on all $(wc -l <"$KTV_TRACE/available_filter_functions") functions: on in $((_t1 - _t0)) s"
-		ktv_recheck ftrace_on
-		_t0=$(date +%s)
-		echo nop >"$KTV_TRACE/current_tracer"
-		ktap_diag "function tracer off in $(($(date +%s) - _t0)) s"
-		ktv_recheck ftrace_off
-	else
-		ktap_skip identical_after_ftrace "no function tracer"
-	fi
+	# Every configuration has the function tracer and kprobe events: a
+	# missing one fails (an unexpected skip would hide a broken tracefs).
+	ktap_check tracefs_mounted [ -r "$KTV_TRACE/available_tracers" ]
 
-	if [ -w "$KTV_TRACE/kprobe_events" ]; then
-		echo 'p:ktvprobe vfs_read' >>"$KTV_TRACE/kprobe_events" &&
-			echo 1 >"$KTV_TRACE/events/kprobes/ktvprobe/enable"
-		cat /proc/version >/dev/null
-		ktv_recheck kprobe_armed
-		echo 0 >"$KTV_TRACE/events/kprobes/ktvprobe/enable"
-		echo '-:ktvprobe' >>"$KTV_TRACE/kprobe_events"
-		ktv_recheck kprobe_removed
+	# The first bytes of vfs_read: a call to __fentry__ (a NOP until the
+	# tracer patches it), then the kprobe's int3 or jump.
+	_va=$(ktv_sym vfs_read)
+	_before=$(ktv_text_bytes "$_va")
+	ktap_diag "vfs_read at $_va: $_before"
+
+	_t0=$(date +%s)
+	if echo function >"$KTV_TRACE/current_tracer" &&
+		[ "$(cat "$KTV_TRACE/current_tracer")" = function ]; then
+		_t1=$(date +%s)
+		_n=$(wc -l <"$KTV_TRACE/enabled_functions")
+		ktap_diag "function tracer on $_n functions: on in $((_t1 - _t0)) s"
+		_on=$(ktv_text_bytes "$_va")
+		ktap_diag "vfs_read with the tracer on: $_on"
+		ktap_check ftrace_enabled ktv_changed "$_n" "$_before" "$_on"
+		ktv_run_on_every_node cat /proc/version
+		ktv_recheck ftrace_on
 	else
-		ktap_skip identical_after_kprobe "no kprobe events"
+		ktap_fail ftrace_enabled "the function tracer could not be set"
 	fi
+	_t0=$(date +%s)
+	if echo nop >"$KTV_TRACE/current_tracer"; then
+		ktap_diag "function tracer off in $(($(date +%s) - _t0)) s"
+		ktap_check ftrace_disabled ktv_restored "$(wc -l <"$KTV_TRACE/enabled_functions")" \
+			"$_before" "$(ktv_text_bytes "$_va")"
+	else
+		ktap_fail ftrace_disabled "the nop tracer could not be set"
+	fi
+	ktv_recheck ftrace_off
+
+	if echo 'p:ktvprobe vfs_read' >>"$KTV_TRACE/kprobe_events" &&
+		echo 1 >"$KTV_TRACE/events/kprobes/ktvprobe/enable"; then
+		# An optimised probe is rewritten into a jump later, by a worker:
+		# wait for it, so that both text pokes are behind the recheck.
+		ktv_wait_optimized vfs_read
+		grep vfs_read "$KTV_DBG/kprobes/list" | while IFS= read -r l; do ktap_diag "kprobes: $l"; done
+		_armed=$(ktv_text_bytes "$_va")
+		ktap_diag "vfs_read with the probe armed: $_armed"
+		ktap_check kprobe_armed ktv_changed "$(grep -c vfs_read "$KTV_DBG/kprobes/list")" \
+			"$_before" "$_armed"
+		ktv_run_on_every_node cat /proc/version
+		_hits=$(awk '$1 == "ktvprobe" { print $2 }' "$KTV_TRACE/kprobe_profile")
+		ktap_diag "kprobe hits: ${_hits:-none}"
+		ktap_check kprobe_hit [ "${_hits:-0}" -ge "$(ktv_node_count)" ]
+		ktv_recheck kprobe_armed
+	else
+		ktap_fail kprobe_armed "the kprobe could not be set or enabled"
+	fi
+	echo 0 >"$KTV_TRACE/events/kprobes/ktvprobe/enable"
+	if echo '-:ktvprobe' >>"$KTV_TRACE/kprobe_events"; then
+		ktap_check kprobe_removed ktv_restored 0 "$_before" "$(ktv_text_bytes "$_va")"
+	else
+		ktap_fail kprobe_removed "the kprobe could not be removed"
+	fi
+	ktv_recheck kprobe_removed
 
 	if command -v bpfload >/dev/null; then
 		_t0=$(date +%s)

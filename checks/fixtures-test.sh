@@ -1,0 +1,40 @@
+#!/bin/bash
+# The assertions of the checks on hand-made inputs, in seconds and without
+# a boot: each must pass on its good input and fail on each bad one.
+#  - scripts/meter-check.sh --assert on checks/fixtures/meter/TOPO-*.txt:
+#    TOPO-good*.txt must pass, TOPO-bad-*.txt must fail (TOPO names
+#    qemu-smoke/topologies/TOPO.topo).
+# (coccicheck.sh runs its own positive control on checks/fixtures/*.c.)
+. "$(dirname "$0")/../scripts/lib.sh"
+
+passed=0 failed=0
+expect() { # pass|fail NAME COMMAND...
+	local want=$1 name=$2 got=pass out
+	shift 2
+	out=$("$@" 2>&1) || got=fail
+	if [ "$got" = "$want" ]; then
+		echo "ok: $name: ${got}ed, as it should$(printf '%s\n' "$out" | sed -n '1{/./s/^ */: /p}')"
+		passed=$((passed + 1))
+	else
+		echo "FAIL: $name: ${got}ed, it should ${want}"
+		[ -z "$out" ] || printf '%s\n' "$out" | sed 's/^/    /'
+		failed=$((failed + 1))
+	fi
+}
+
+shopt -s nullglob
+reports=("$REPO"/checks/fixtures/meter/*.txt)
+[ ${#reports[@]} -gt 0 ] || die "no meter fixture in checks/fixtures/meter/"
+for f in "${reports[@]}"; do
+	name=${f##*/}
+	case "$name" in
+	*-good*.txt) want=pass ;;
+	*-bad-*.txt) want=fail ;;
+	*) die "checks/fixtures/meter/$name: name it TOPO-good*.txt or TOPO-bad-WHY.txt" ;;
+	esac
+	topo=$REPO/qemu-smoke/topologies/${name%%-*}.topo
+	[ -f "$topo" ] || die "checks/fixtures/meter/$name: no topology ${topo#"$REPO"/}"
+	expect "$want" "meter $name" "$REPO/scripts/meter-check.sh" --assert "$topo" "$f"
+done
+echo "fixtures: $passed passed, $failed failed"
+[ "$failed" = 0 ]
