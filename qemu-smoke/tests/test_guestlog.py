@@ -243,6 +243,21 @@ class ExpectedSkips(unittest.TestCase):
             SkipRules("* 16-degraded.degraded_boot  # two words\n")
 
 
+class RecordedRuns(unittest.TestCase):
+    """Real logs: series-v2 booted with the v3 harness on 'straddle' (the
+    image across a node boundary), whose node-0 CPUs run 1024 pages of
+    the kernel from node 1: every locality test must fail."""
+
+    def test_v2_straddle_fails_locality(self):
+        j = verdict("real-v2-straddle.console", "real-v2-straddle.ktap",
+                    label="6.12-v2-smoke", topo="straddle")
+        self.assertTrue(j.verdict.startswith("FAIL"), j.verdict)
+        for name in ("20-verifier.text_local_on_every_cpu", "30-patching.local_after_ftrace_on",
+                     "30-patching.local_after_module_reload"):
+            self.assertIn(name, j.verdict)
+        self.assertNotIn("image_across_nodes_as_in_topology", j.verdict)
+
+
 class Topology(unittest.TestCase):
     """What boot.py tells the guest about the topology (ktv_memnodes, ktv_slit, ktv_homes)."""
 
