@@ -18,10 +18,12 @@ ktap_check cpus_as_in_topology [ "$(count_range "$(cat /sys/devices/system/cpu/o
 # TCG's CPU is not Meltdown-affected, so sysfs says "Not affected" even
 # with pti=on; the kernel log says whether the isolation is on.
 # ktv_pti=0: a kernel built without it (the smoke-nopti configuration).
+# ptdump's current_user file exists only when PTI is compiled in.
+PTDUMP_USER=/sys/kernel/debug/page_tables/current_user
 if [ "${ktv_pti:-1}" = 0 ]; then
-	ktap_check pti_compiled_out sh -c '! dmesg | grep -q "page tables isolation: enabled"'
+	ktap_check pti_compiled_out sh -c "! dmesg | grep -q 'page tables isolation: enabled' && [ ! -e $PTDUMP_USER ]"
 else
-	ktap_check pti_enabled dmesg_has "Kernel/User page tables isolation: enabled"
+	ktap_check pti_enabled sh -c "dmesg | grep -qF 'Kernel/User page tables isolation: enabled' && [ -e $PTDUMP_USER ]"
 fi
 
 # KASLR: the image is not at both default addresses when it is on (both at
