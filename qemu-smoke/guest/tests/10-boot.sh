@@ -31,7 +31,8 @@ fi
 stext=$(awk '$3 == "_stext" { print $1 }' /proc/kallsyms)
 phys=$(awk -F'[- :]+' '/Kernel code/ { print $2; exit }' /proc/iomem)
 ktap_diag "_stext at 0x$stext, kernel code at physical 0x$phys"
-kaslr_moved() { [ "$stext" != ffffffff81000000 ] || [ "$phys" != 01000000 ]; }
+# The defaults: CONFIG_PHYSICAL_START of smoke.config, 64 MiB.
+kaslr_moved() { [ "$stext" != ffffffff84000000 ] || [ "$phys" != 04000000 ]; }
 # nokaslr (the partial fault-injection boot): the image at both defaults.
 if grep -qw nokaslr /proc/cmdline; then
 	kaslr_default() { ! kaslr_moved; }
@@ -56,5 +57,8 @@ slit() {
 	done | awk '{ printf "%s%s", (NR > 1 ? "/" : ""), $0 }'
 }
 ktap_diag "memory nodes: $(memnodes), SLIT: $(slit)"
+for _n in $(ktv_expand "$(cat /sys/devices/system/node/online)"); do
+	ktap_diag "node $_n: $(awk '/MemTotal|MemFree/ { printf "%s %s kB ", $3, $4 }' "/sys/devices/system/node/node$_n/meminfo")"
+done
 ktap_check memory_nodes_as_in_topology [ "$(memnodes)" = "${ktv_memnodes:-?}" ]
 ktap_check slit_as_in_topology [ "$(slit)" = "${ktv_slit:-?}" ]
