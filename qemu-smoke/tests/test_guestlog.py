@@ -257,6 +257,30 @@ class RecordedRuns(unittest.TestCase):
             self.assertIn(name, j.verdict)
         self.assertNotIn("image_across_nodes_as_in_topology", j.verdict)
 
+    def test_v3_2node_ok(self):
+        j = verdict("real-v3-2node.console", "real-v3-2node.ktap", label="6.12-v3-smoke")
+        self.assertEqual(j.verdict, "ok")
+        self.assertEqual(j.ktap.skipped, ["16-degraded.degraded_boot", "90-kmemleak.no_leaks"])
+
+    def test_v3_protect_real_oopses_accepted(self):
+        j = verdict("real-v3-2node-prot.console", "real-v3-2node-prot.ktap",
+                    label="6.12-v3-smoke", topo="2node/prot", expect_faults=True)
+        self.assertEqual(j.verdict, "ok")
+
+    def test_v3_protect_real_oopses_outside_windows(self):
+        # Without the markers' meaning, the same console is a splat.
+        j = verdict("real-v3-2node-prot.console", "real-v3-2node-prot.ktap",
+                    label="6.12-v3-smoke", topo="2node/prot")
+        self.assertTrue(j.verdict.startswith("SPLAT"), j.verdict)
+
+    def test_v3_protect_kasan_inside_a_real_window(self):
+        console = data("real-v3-2node-prot.console").splitlines()
+        at = next(i for i, line in enumerate(console) if "Oops" in line)
+        console.insert(at + 1, "[   9.9] BUG: KASAN: slab-out-of-bounds in krepl_copy+0x1/0x2")
+        j = judge("\n".join(console), data("real-v3-2node-prot.ktap"), label="6.12-v3-smoke",
+                  topo="2node/prot", rules=RULES, expect_faults=True)
+        self.assertTrue(j.verdict.startswith("SPLAT in expect-fault window"), j.verdict)
+
 
 class Topology(unittest.TestCase):
     """What boot.py tells the guest about the topology (ktv_memnodes, ktv_slit, ktv_homes)."""
