@@ -18,14 +18,17 @@
 #  - every vCPU fetches kernel code from node memory, and less than a
 #    tenth as much from no node (kernel_other, i.e. ROM or unmapped);
 #  - the image node, the memory node kernel code is fetched from most,
-#    is node 0 (booted with nokaslr, the image is at 16M): a meter that
-#    swapped the nodes would name another;
-#  - its vCPUs fetch kernel code locally, remotely less than 1% of it
-#    (on one node: never). Measured on the base kernel
-#    (bench-results/v1): 0-0.18%, what the kernel allocates on the other
-#    node (modules, BPF JIT, trampolines), against 96-100% on the far
-#    node: 1% is five times the worst measured, and far from anything a
-#    meter that mixed up fetches would show;
+#    is node 0 (booted with nokaslr, the image is at 64M,
+#    CONFIG_PHYSICAL_START): a meter that swapped the nodes would name
+#    another;
+#  - its vCPUs fetch kernel code locally, remotely less than 10% of it
+#    (on one node: never). What they fetch remotely is what the kernel
+#    allocates on the other node: modules, BPF JIT, trampolines. Measured
+#    on 2026-12-05 with the guest test suite (it loads modules and 200
+#    BPF programs from any CPU): 2.2-2.5% (0-0.18% with kbench only,
+#    bench-results/v1), against 97% on the far node: 10% is four times
+#    the worst measured, and far from anything a meter that mixed up
+#    fetches would show;
 #  - every other vCPU fetches more kernel code remotely than locally
 #    (measured: 96-100% remote).
 meter_assert() {
@@ -66,7 +69,7 @@ meter_assert() {
 		if (top == "" || mem[top] == 0)
 			fail("no kernel code fetched from node memory (matrix lines)")
 		else if (top != image)
-			fail("kernel code fetched mostly from node " top "; the image (nokaslr: at 16M) is on node 0")
+			fail("kernel code fetched mostly from node " top "; the image (nokaslr: at 64M) is on node 0")
 		far = 0
 		for (v = 0; v < cpus; v++) {
 			if (!(v in loc))
@@ -80,8 +83,8 @@ meter_assert() {
 				far++
 				if (rem[v] <= loc[v])
 					fail("vcpu " v " (home " home[v] ", image on node " image "): kernel_remote=" rem[v] " not above kernel_local=" loc[v])
-			} else if (loc[v] == 0 || rem[v] * 100 >= all || (nodes == 1 && rem[v] != 0)) {
-				fail("vcpu " v " (on the image node " image "): kernel_local=" loc[v] " kernel_remote=" rem[v] ": want local > 0, remote " (nodes == 1 ? "0" : "under 1%"))
+			} else if (loc[v] == 0 || rem[v] * 10 >= all || (nodes == 1 && rem[v] != 0)) {
+				fail("vcpu " v " (on the image node " image "): kernel_local=" loc[v] " kernel_remote=" rem[v] ": want local > 0, remote " (nodes == 1 ? "0" : "under 10%"))
 			}
 		}
 		if (nodes > 1 && !far)
@@ -105,7 +108,7 @@ out=$WORK/results/meter-$BASE-$REV-$CONFIG
 rc=0
 for topo in 1node 2node; do
 	topo_file=$REPO/qemu-smoke/topologies/$topo.topo
-	# nokaslr: the image at 16M, on node 0, whole. With KASLR it can
+	# nokaslr: the image at 64M, on node 0, whole. With KASLR it can
 	# straddle the node boundary (a few percent of boots), and then the
 	# image node's vCPUs rightly fetch part of it remotely.
 	python3 "$REPO/qemu-smoke/boot.py" --kernel "$kernel" --initrd "$BUILD/initramfs.cpio.gz" \
