@@ -176,18 +176,25 @@ ktv_check_is() {
 	[ "$_got" = "$1" ]
 }
 
+# ktv_node_cpus: "NODE CPU" for each online node that has CPUs, CPU its first.
+ktv_node_cpus() {
+	for _n in $(ktv_expand "$(cat /sys/devices/system/node/online)"); do
+		_c=$(ktv_expand "$(cat "/sys/devices/system/node/node$_n/cpulist")" | awk '{ print $1 }')
+		[ -z "$_c" ] || echo "$_n $_c"
+	done
+}
+
 # ktv_check_on_every_node EXPECTED: run the target's patched code on the
 # first online CPU of every node (so every node's copy of it runs), each
 # must give EXPECTED.
 ktv_check_on_every_node() {
 	_bad=0
-	for _n in $(ktv_expand "$(cat /sys/devices/system/node/online)"); do
-		_c=$(ktv_expand "$(cat "/sys/devices/system/node/node$_n/cpulist")" | awk '{ print $1 }')
-		[ -n "$_c" ] || continue
+	ktv_node_cpus >/tmp/ktv.nodecpus
+	while read -r _n _c; do
 		_got=$(taskset -c "$_c" cat "$KTV_DBG/ktv_target/check" 2>&1)
 		ktap_diag "check on cpu $_c (node $_n): $_got"
 		[ "$_got" = "$1" ] || _bad=1
-	done
+	done </tmp/ktv.nodecpus
 	return $_bad
 }
 
@@ -201,17 +208,13 @@ ktv_text_bytes() {
 # ktv_run_on_every_node CMD...: run CMD pinned to the first CPU of each
 # online node, so that every node's copy of the code it reaches runs.
 ktv_run_on_every_node() {
-	for _n in $(ktv_expand "$(cat /sys/devices/system/node/online)"); do
-		_c=$(ktv_expand "$(cat "/sys/devices/system/node/node$_n/cpulist")" | awk '{ print $1 }')
-		[ -z "$_c" ] || taskset -c "$_c" "$@" >/dev/null
+	for _c in $(ktv_node_cpus | awk '{ print $2 }'); do
+		taskset -c "$_c" "$@" >/dev/null
 	done
 }
 
-ktv_node_count() {
-	for _n in $(ktv_expand "$(cat /sys/devices/system/node/online)"); do
-		[ -z "$(cat "/sys/devices/system/node/node$_n/cpulist")" ] || echo "$_n"
-	done | wc -l
-}
+# The number of nodes that have CPUs.
+ktv_node_count() { ktv_node_cpus | wc -l; }
 
 # ktv_wait_optimized FUNC: with optimised kprobes, wait (up to 5 s) until
 # the probe on FUNC is marked [OPTIMIZED]; without, return at once.
