@@ -66,10 +66,8 @@ elif ! ktv_read_report; then
 else
 	KTV_SPAN=$(ktv_summary image_span)
 	KTV_IMAGE_NODE=$(ktv_summary image_node)
-	for n in $(ktv_expand "$(cat /sys/devices/system/node/online)"); do
-		cpus=$(cat "/sys/devices/system/node/node$n/cpulist")
-		[ -n "$cpus" ] || continue
-		cpu=${cpus%%[-,]*}
+	for nc in $(ktv_node_cpus | tr ' ' :); do
+		n=${nc%:*} cpu=${nc#*:}
 		w="supervisor write access in kernel mode"
 		x="supervisor instruction fetch in kernel mode"
 		expect_fault "node${n}_WRITE_RO" "$w" "$cpu" "echo WRITE_RO >$LKDTM"

@@ -49,11 +49,9 @@ hotplug_cycle() {
 # cross-CPU sync of text patching would wait that long (10000 static key
 # flips did not finish in 10 minutes). 20 exec per burst, 10 ms pause.
 _load_pids=
-for n in $(ktv_expand "$(cat /sys/devices/system/node/online)"); do
-	cpus=$(cat "/sys/devices/system/node/node$n/cpulist")
-	[ -n "$cpus" ] || continue
+for cpu in $(ktv_node_cpus | awk '{ print $2 }'); do
 	# shellcheck disable=SC2016 # expanded by the inner shell
-	taskset -c "${cpus%%[-,]*}" sh -c 'while :; do i=0; while [ $i -lt 20 ]; do /bin/true; i=$((i + 1)); done; usleep 10000; done' &
+	taskset -c "$cpu" sh -c 'while :; do i=0; while [ $i -lt 20 ]; do /bin/true; i=$((i + 1)); done; usleep 10000; done' &
 	_load_pids="$_load_pids $!"
 done
 ktap_diag "fork/exec load on the first CPU of every node:$_load_pids"
