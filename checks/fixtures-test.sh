@@ -4,6 +4,8 @@
 #  - scripts/meter-check.sh --assert on checks/fixtures/meter/TOPO-*.txt:
 #    TOPO-good*.txt must pass, TOPO-bad-*.txt must fail (TOPO names
 #    qemu-smoke/topologies/TOPO.topo).
+#  - checks/node-arrays.sh --diff on checks/fixtures/node-arrays/*.diff:
+#    good-*.diff must pass, bad-*.diff must fail.
 # (coccicheck.sh runs its own positive control on checks/fixtures/*.c.)
 . "$(dirname "$0")/../scripts/lib.sh"
 
@@ -35,6 +37,17 @@ for f in "${reports[@]}"; do
 	topo=$REPO/qemu-smoke/topologies/${name%%-*}.topo
 	[ -f "$topo" ] || die "checks/fixtures/meter/$name: no topology ${topo#"$REPO"/}"
 	expect "$want" "meter $name" "$REPO/scripts/meter-check.sh" --assert "$topo" "$f"
+done
+diffs=("$REPO"/checks/fixtures/node-arrays/*.diff)
+[ ${#diffs[@]} -gt 0 ] || die "no node-arrays fixture in checks/fixtures/node-arrays/"
+for f in "${diffs[@]}"; do
+	name=${f##*/}
+	case "$name" in
+	good-*.diff) want=pass ;;
+	bad-*.diff) want=fail ;;
+	*) die "checks/fixtures/node-arrays/$name: name it good-*.diff or bad-*.diff" ;;
+	esac
+	expect "$want" "node-arrays $name" "$REPO/checks/node-arrays.sh" --diff "$f"
 done
 echo "fixtures: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -25,8 +25,8 @@ EXPECTED_SKIPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "expec
 
 
 class Topology:
-    """A topology file: cpus N / node ID cpus=A-B [mem=SIZE] / dist A B V / paging 4|5 /
-    append KERNEL-PARAMETERS."""
+    """A topology file: cpus N / node ID [cpus=A-B] [mem=SIZE] / dist A B V /
+    paging 4|5 / append KERNEL-PARAMETERS. A node without cpus= has memory only."""
 
     def __init__(self, path):
         self.name = os.path.basename(path).removesuffix(".topo")
@@ -45,7 +45,7 @@ class Topology:
                         assert self.levels in (4, 5)
                     elif key == "node":
                         opts = dict(a.split("=", 1) for a in args[1:])
-                        self.nodes.append((int(args[0]), opts["cpus"], opts.get("mem")))
+                        self.nodes.append((int(args[0]), opts.get("cpus"), opts.get("mem")))
                     elif key == "append":
                         self.append += args
                     elif key == "dist":
@@ -60,14 +60,15 @@ class Topology:
     def qemu_args(self, backend, workdir):
         cpu = "max" if self.levels == 5 else "max,la57=off"
         mem = sum(parse_size(m) for _, _, m in self.nodes if m)
-        # One socket per node: the kernel warns when a package spans nodes.
-        nodes = len(self.nodes)
-        if self.cpus % nodes:
+        # One socket per node with CPUs: the kernel warns when a package
+        # spans nodes.
+        nodes = sum(1 for _, cpus, _ in self.nodes if cpus)
+        if not nodes or self.cpus % nodes:
             raise SystemExit(f"{self.name}: {self.cpus} CPUs do not split into {nodes} nodes")
         smp = f"{self.cpus},sockets={nodes},cores={self.cpus // nodes},threads=1"
         args = ["-cpu", cpu, "-smp", smp, "-m", f"{mem}M"]
         for nid, cpus, size in self.nodes:
-            node = f"node,nodeid={nid},cpus={cpus}"
+            node = f"node,nodeid={nid}" + (f",cpus={cpus}" if cpus else "")
             if size:
                 obj = f"memory-backend-{backend},id=m{nid},size={parse_size(size)}M"
                 if backend == "file":
@@ -84,7 +85,7 @@ class Topology:
         """The node of each vCPU, as the locality meter wants it: 0:0:1:1."""
         node_of = {}
         for nid, cpus, _ in self.nodes:
-            for part in cpus.split(","):
+            for part in cpus.split(",") if cpus else []:
                 lo, _, hi = part.partition("-")
                 for cpu in range(int(lo), int(hi or lo) + 1):
                     node_of[cpu] = nid

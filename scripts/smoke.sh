@@ -5,7 +5,8 @@
 # PROTECT_TOPOS (faults provoked on purpose on every node) and, for the
 # smoke configuration of a revision, one 2node boot with
 # kernel_replication=off (the option built in, off at boot: the guest
-# asserts the one-copy baseline).
+# asserts the one-copy baseline) and one with rodata=off (nothing stays
+# reserved).
 # APPEND adds kernel parameters; TIMEOUT is the hard limit per boot (s).
 # boot.py fails a row on a skip that qemu-smoke/expected-skips does not list.
 . "$(dirname "$0")/lib.sh"
@@ -72,9 +73,13 @@ if [ -z "${TOPO:-}" ]; then
 	done
 	# The option-on kernel switched off at boot: one copy, as the base
 	# kernel has (so no --expect-repl).
+	# And with rodata=off, which never reaches mark_rodata_ro(): nothing
+	# may stay reserved.
 	if [ "$CONFIG" = smoke ] && expects_replication; then
 		start_boot 2node-replication-off --label "$BASE-$REV-replication-off" \
 			--topo "$topodir/2node.topo" --append "kernel_replication=off ${APPEND:-}"
+		start_boot 2node-rodata-off --label "$BASE-$REV-rodata-off" \
+			--topo "$topodir/2node.topo" --append "rodata=off ${APPEND:-}"
 	fi
 fi
 wait

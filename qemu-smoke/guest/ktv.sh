@@ -149,16 +149,10 @@ ktv_baseline_remote_awk() {
 	}' "$KTV_REPORT"
 }
 
-# ktv_nearest_copy N: the node whose copy node N should use: N itself when
-# it has memory and a copy, else the nearest such node by the SLIT in sysfs,
-# the lowest id on a tie. Nodes in ktv_nocopy (booted without a copy) have
-# none. Computed from sysfs, not taken from the series.
-ktv_nearest_copy() {
-	_with=" $(ktv_expand "$(cat /sys/devices/system/node/has_memory)") "
-	for _n in $(echo "${ktv_nocopy:-}" | tr ',' ' '); do
-		_with=$(echo "$_with" | sed "s/ $_n / /")
-	done
-	_best='' _bestd='' _i=0
+# ktv_nearest N NODES: the node of NODES nearest to node N by the SLIT in
+# sysfs, the lowest id on a tie (N itself when it is one of them).
+ktv_nearest() {
+	_with=" $2 " _best='' _bestd='' _i=0
 	read -r _dists <"/sys/devices/system/node/node$1/distance"
 	for _d in $_dists; do
 		case "$_with" in
@@ -169,6 +163,29 @@ ktv_nearest_copy() {
 	done
 	echo "$_best"
 }
+
+# ktv_copy_nodes: the nodes that hold a copy of the kernel, the original
+# included: the image's node (the status file's "original" line) and, for
+# every node with CPUs, its nearest node with memory; a node with memory
+# and no CPU nearest to it (a CXL expander) has none. Nodes in ktv_nocopy
+# (booted without a copy) have none either. Computed from sysfs, not taken
+# from the series.
+ktv_copy_nodes() {
+	_mem=$(ktv_expand "$(cat /sys/devices/system/node/has_memory)")
+	{
+		sed -n 's/^node=\([0-9]*\) replica=[0-9]* original.*/\1/p' \
+			/sys/kernel/debug/kernel_replication/status 2>/dev/null
+		for _c in $(ktv_expand "$(cat /sys/devices/system/node/has_cpu)"); do
+			ktv_nearest "$_c" "$_mem"
+		done
+	} | sort -un | while read -r _n; do
+		case ",${ktv_nocopy:-}," in *",$_n,"*) ;; *) echo "$_n" ;; esac
+	done | tr '\n' ' '
+}
+
+# ktv_nearest_copy N: the node whose copy node N should use: N itself when
+# it holds one, else the nearest node that does.
+ktv_nearest_copy() { ktv_nearest "$1" "$(ktv_copy_nodes)"; }
 
 ktv_check_is() {
 	_got=$(cat "$KTV_DBG/ktv_target/check" 2>&1)

@@ -45,7 +45,45 @@ if grep -qw la57 /proc/cpuinfo; then levels=5; else levels=4; fi
 ktap_diag "paging levels: $levels"
 ktap_check paging_as_in_topology [ "$levels" = "${ktv_levels:-?}" ]
 
-ktap_check no_wx_pages dmesg_has "Checked W+X mappings: passed, no W+X pages found"
+# rodata=off: mark_rodata_ro() does not run, nor the W+X check after it.
+if grep -qw rodata=off /proc/cmdline; then
+	ktap_check no_wx_check_with_rodata_off sh -c '! dmesg | grep -q "Checked W+X mappings"'
+else
+	ktap_check no_wx_pages dmesg_has "Checked W+X mappings: passed, no W+X pages found"
+fi
+
+# The image costs no more than its layout: mark_rodata_ro() gives back the
+# whole pages between text and rodata and between rodata and data, and
+# rodata ends on the page after its last symbol (v2 padded it to 2 MiB,
+# and the padding was never freed). Addresses are differences of 64-bit
+# kallsyms values, so shell arithmetic, not awk's doubles.
+page_up() { echo $((($1 + 4095) & ~4095)); }
+gap_freed() { # NAME START END: the "(NAME) memory: NK" line matches END - page_up(START)
+	_k=$((($3 - $(page_up "$2")) / 1024))
+	_line=$(dmesg | grep -o "Freeing unused kernel image ($1) memory: [0-9]*K")
+	ktap_diag "$1: ${_k}K between the symbols; log: ${_line:-no line}"
+	if [ "$_k" -gt 0 ]; then
+		[ "$_line" = "Freeing unused kernel image ($1) memory: ${_k}K" ]
+	else
+		[ -z "$_line" ]
+	fi
+}
+if grep -qw rodata=off /proc/cmdline; then
+	ktap_skip image_gaps_freed "rodata=off: mark_rodata_ro() frees no gap"
+else
+	gaps_freed() {
+		gap_freed "text/rodata gap" "$(ktv_sym _etext)" "$(ktv_sym __start_rodata)" &&
+			gap_freed "rodata/data gap" "$(ktv_sym __end_rodata)" "$(ktv_sym _sdata)"
+	}
+	ktap_check image_gaps_freed gaps_freed
+fi
+rodata_tail() {
+	_end=$(ktv_sym __end_rodata | sed 's/^0x//')
+	_last=$(awk -v e="$_end" '($1 "") < (e "") && ($1 "") > (b "") { b = $1 } END { print b }' /proc/kallsyms)
+	ktap_diag "last symbol before __end_rodata at 0x$_last, __end_rodata at 0x$_end"
+	[ -n "$_last" ] && [ $((0x$_end - 0x$_last)) -lt 4096 ]
+}
+ktap_check rodata_not_padded rodata_tail
 
 # The NUMA view the series and the verifier read (which nodes have memory,
 # the SLIT) is the one the topology file describes: boot.py passes both

@@ -2,9 +2,12 @@
 # The series' debugfs status and log, checked against what the guest's own
 # topology (sysfs) says it should be:
 # - replication kernel (ktv_expect=1): active on a multi-node machine; one
-#   node keeps the original, every other node with memory (and not booted
-#   without a copy, ktv_nocopy) has its own copy, every other node names
-#   its nearest node with one; the W+X check ran on every copy's tables.
+#   node keeps the original, every other node that is the nearest memory
+#   of a node with CPUs (and not booted without a copy, ktv_nocopy) has its
+#   own copy, every other node names its nearest node with one; the W+X
+#   check ran on every copy's tables.
+# - rodata=off: the copies would never be made, so nothing is reserved and
+#   the module area is not split.
 # - the option built in but kernel_replication=off, or every allocation
 #   failing (fail_kernel_replication=): the status says inactive.
 # - the option compiled out: no status file, no log line.
@@ -40,13 +43,10 @@ status_nodes_ok() {
 	return $_bad
 }
 
-# The number of copies the topology asks for: every node with memory but
-# the image's, less the nodes booted without one.
-want_copies() {
-	_c=$(($(ktv_expand "$(cat /sys/devices/system/node/has_memory)" | wc -w) - 1))
-	for _n in $(echo "${ktv_nocopy:-}" | tr ',' ' '); do _c=$((_c - 1)); done
-	echo "$_c"
-}
+# The number of copies the topology asks for: one on every node that is
+# the nearest memory of a node with CPUs, but the image's, less the nodes
+# booted without one (ktv_copy_nodes).
+want_copies() { echo $(($(ktv_copy_nodes | wc -w) - 1)); }
 
 if [ "${ktv_expect:-0}" = 1 ]; then
 	if [ ! -r "$KREPL_STATUS" ]; then
@@ -71,6 +71,12 @@ if [ "${ktv_expect:-0}" = 1 ]; then
 		ktap_diag "W+X checks passed: $passes, want $want"
 		ktap_check wx_checked_on_every_copy [ "$passes" -eq "$want" ]
 	fi
+elif grep -qw 'rodata=off' /proc/cmdline; then
+	while IFS= read -r l; do ktap_diag "status: $l"; done <"$KREPL_STATUS"
+	ktap_check status_inactive grep -qx "active 0" "$KREPL_STATUS"
+	ktap_check rodata_off_message dmesg_has "kernel_replication: not with rodata=off"
+	ktap_check no_copy_reserved sh -c '! dmesg | grep -q "kernel_replication: reserved"'
+	ktap_check module_area_not_split grep -qx "module_area_replicated 0x0-0x0" "$KREPL_STATUS"
 elif grep -qw 'kernel_replication=off' /proc/cmdline; then
 	ktap_check status_inactive grep -qx "active 0" "$KREPL_STATUS"
 	ktap_check disabled_message dmesg_has "kernel_replication: disabled on the command line"
