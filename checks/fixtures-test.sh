@@ -6,6 +6,7 @@
 #    qemu-smoke/topologies/TOPO.topo).
 #  - checks/node-arrays.sh --diff on checks/fixtures/node-arrays/*.diff:
 #    good-*.diff must pass, bad-*.diff must fail.
+#  - checks/cr3-consumers.sh --tree on two made-up trees.
 # (coccicheck.sh runs its own positive control on checks/fixtures/*.c.)
 . "$(dirname "$0")/../scripts/lib.sh"
 
@@ -49,5 +50,15 @@ for f in "${diffs[@]}"; do
 	esac
 	expect "$want" "node-arrays $name" "$REPO/checks/node-arrays.sh" --diff "$f"
 done
+# cr3-consumers.sh: an unaudited use of ->pgd as an address space fails,
+# an audited one with its guard passes.
+fake=$(mktemp -d)
+trap 'rm -rf "$fake"' EXIT
+mkdir -p "$fake/bad/arch/x86/kvm" "$fake/good/arch/x86/hyperv"
+printf 'u64 f(struct mm_struct *mm) { return __pa(mm->pgd); }\n' >"$fake/bad/arch/x86/kvm/x.c"
+printf 'u64 f(struct mm_struct *mm) { return mm_has_node_pgds(mm) ? 0 : virt_to_phys(mm->pgd); }\n' \
+	>"$fake/good/arch/x86/hyperv/mmu.c"
+expect fail "cr3-consumers unaudited" "$REPO/checks/cr3-consumers.sh" --tree "$fake/bad"
+expect pass "cr3-consumers audited" "$REPO/checks/cr3-consumers.sh" --tree "$fake/good"
 echo "fixtures: $passed passed, $failed failed"
 [ "$failed" = 0 ]

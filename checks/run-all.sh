@@ -46,7 +46,7 @@ step harness-unit python3 "$REPO/qemu-smoke/tests/run.py"
 if [ "$REV" != base ]; then
 	step tree "$REPO/scripts/tree.sh"
 fi
-for c in series-lint node-arrays checkpatch coccicheck sparse-w1 variants; do
+for c in series-lint node-arrays cr3-consumers checkpatch coccicheck sparse-w1 variants; do
 	step "$c" "$REPO/checks/$c.sh"
 done
 

@@ -159,8 +159,9 @@ config_fragments() {
 	smoke-off) frags="smoke repl-off" ;;
 	smoke-nopti) frags="smoke repl-on nopti" ;;
 	smoke-4level) frags="smoke repl-on 4level" ;;
+	smoke-hyperv) frags="smoke repl-on hyperv" ;;
 	debug) frags="smoke repl-on debug" ;;
-	*) die "unknown CONFIG '$CONFIG': known are smoke, smoke-off, smoke-nopti, smoke-4level, debug" ;;
+	*) die "unknown CONFIG '$CONFIG': known are smoke, smoke-off, smoke-nopti, smoke-4level, smoke-hyperv, debug" ;;
 	esac
 	for f in $frags; do
 		printf '%s\n' "$REPO/qemu-smoke/configs/$f.config"

@@ -74,12 +74,17 @@ if [ -z "${TOPO:-}" ]; then
 	# The option-on kernel switched off at boot: one copy, as the base
 	# kernel has (so no --expect-repl).
 	# And with rodata=off, which never reaches mark_rodata_ro(): nothing
-	# may stay reserved.
+	# may stay reserved (pti=off: with PTI, the base kernel's W+X check of
+	# the user tables warns about rodata=off itself). And with pti=off,
+	# where the freed init memory stays in the high map: the aliases there
+	# must follow permission changes on every node (20-verifier).
 	if [ "$CONFIG" = smoke ] && expects_replication; then
 		start_boot 2node-replication-off --label "$BASE-$REV-replication-off" \
 			--topo "$topodir/2node.topo" --append "kernel_replication=off ${APPEND:-}"
 		start_boot 2node-rodata-off --label "$BASE-$REV-rodata-off" \
-			--topo "$topodir/2node.topo" --append "rodata=off ${APPEND:-}"
+			--topo "$topodir/2node.topo" --append "rodata=off pti=off ${APPEND:-}"
+		start_boot 2node-pti-off "${expect[@]}" --label "$label" \
+			--topo "$topodir/2node.topo" --append "pti=off ${APPEND:-}"
 	fi
 fi
 wait

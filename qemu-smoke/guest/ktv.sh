@@ -262,7 +262,8 @@ ktv_load() {
 ktv_load_verifier() {
 	insmod "$KTV_MODS/ktext_verify.ko" stext="$(ktv_sym _stext)" \
 		etext="$(ktv_sym _etext)" srodata="$(ktv_sym __start_rodata)" \
-		erodata="$(ktv_sym __end_rodata)" always_copy=1 \
+		erodata="$(ktv_sym __end_rodata)" sdata="$(ktv_sym _sdata)" \
+		kend="$(ktv_sym _end)" always_copy=1 \
 		${ktv_nocopy:+no_copy="$ktv_nocopy"}
 }
 

@@ -42,6 +42,7 @@
 #include <asm/page.h>
 #include <asm/pgtable.h>
 #include <asm/processor-flags.h>
+#include <asm/set_memory.h>
 #include <asm/special_insns.h>
 
 #define KTV_VERSION	3
@@ -59,6 +60,12 @@ static unsigned long erodata;
 module_param(erodata, ulong, 0444);
 MODULE_PARM_DESC(erodata, "address of __end_rodata");
 static bool always_copy;
+static unsigned long sdata, kend;
+module_param(sdata, ulong, 0444);
+MODULE_PARM_DESC(sdata, "address of _sdata (the highmap_alias test)");
+module_param(kend, ulong, 0444);
+MODULE_PARM_DESC(kend, "address of _end");
+
 module_param(always_copy, bool, 0644);
 MODULE_PARM_DESC(always_copy, "compare the bytes also of pages mapped to the original");
 static int no_copy[MAX_NUMNODES];
@@ -161,16 +168,14 @@ static bool ktv_read_entry(phys_addr_t table, unsigned long idx, u64 *val)
 }
 
 /*
- * The physical address @addr maps to in the tables whose top level is the
- * copy @pgd, with @levels paging levels. False when it is not mapped.
+ * The entry that maps @addr in the tables whose top level is the copy
+ * @pgd, with @levels paging levels, and the shift of the size it maps
+ * (PUD, PMD or PAGE_SHIFT). False when @addr is not mapped.
  */
-static bool ktv_walk(const u8 *pgd, int levels, unsigned long addr,
-		     phys_addr_t *phys)
+static bool ktv_leaf(const u8 *pgd, int levels, unsigned long addr, u64 *leaf,
+		     unsigned int *shift)
 {
 	u64 val = ((const u64 *)pgd)[pgd_index(addr)];
-	pud_t pud;
-	pmd_t pmd;
-	pte_t pte;
 
 	if (levels == 5) {
 		if (!(val & _PAGE_PRESENT))
@@ -183,28 +188,49 @@ static bool ktv_walk(const u8 *pgd, int levels, unsigned long addr,
 		return false;
 	if (!ktv_read_entry(val & PTE_PFN_MASK, pud_index(addr), &val))
 		return false;
-	pud = __pud(val);
-	if (!(pud_val(pud) & _PAGE_PRESENT))
+	if (!(val & _PAGE_PRESENT))
 		return false;
-	if (pud_leaf(pud)) {
-		*phys = PFN_PHYS(pud_pfn(pud)) + (addr & ~PUD_MASK);
+	if (pud_leaf(__pud(val))) {
+		*leaf = val;
+		*shift = PUD_SHIFT;
 		return true;
 	}
 	if (!ktv_read_entry(val & PTE_PFN_MASK, pmd_index(addr), &val))
 		return false;
-	pmd = __pmd(val);
-	if (!(pmd_val(pmd) & _PAGE_PRESENT))
+	if (!(val & _PAGE_PRESENT))
 		return false;
-	if (pmd_leaf(pmd)) {
-		*phys = PFN_PHYS(pmd_pfn(pmd)) + (addr & ~PMD_MASK);
+	if (pmd_leaf(__pmd(val))) {
+		*leaf = val;
+		*shift = PMD_SHIFT;
 		return true;
 	}
 	if (!ktv_read_entry(val & PTE_PFN_MASK, pte_index(addr), &val))
 		return false;
-	pte = __pte(val);
-	if (!(pte_val(pte) & _PAGE_PRESENT))
+	if (!(val & _PAGE_PRESENT))
 		return false;
-	*phys = PFN_PHYS(pte_pfn(pte)) + (addr & ~PAGE_MASK);
+	*leaf = val;
+	*shift = PAGE_SHIFT;
+	return true;
+}
+
+/*
+ * The physical address @addr maps to in the tables whose top level is the
+ * copy @pgd, with @levels paging levels. False when it is not mapped.
+ */
+static bool ktv_walk(const u8 *pgd, int levels, unsigned long addr,
+		     phys_addr_t *phys)
+{
+	unsigned int shift;
+	u64 val;
+
+	if (!ktv_leaf(pgd, levels, addr, &val, &shift))
+		return false;
+	if (shift == PUD_SHIFT)
+		*phys = PFN_PHYS(pud_pfn(__pud(val))) + (addr & ~PUD_MASK);
+	else if (shift == PMD_SHIFT)
+		*phys = PFN_PHYS(pmd_pfn(__pmd(val))) + (addr & ~PMD_MASK);
+	else
+		*phys = PFN_PHYS(pte_pfn(__pte(val))) + (addr & ~PAGE_MASK);
 	return true;
 }
 
@@ -781,6 +807,136 @@ static const struct file_operations ktv_peek_fops = {
 	.llseek		= default_llseek,
 };
 
+/*
+ * highmap_alias: a page of the kernel image is mapped twice, in the direct
+ * map and in the kernel's high map. Made uncached through the direct map
+ * (set_memory_uc()), its high-map alias must become uncached too, in the
+ * tables of every CPU: a cacheable alias of an uncached page is the
+ * memory-type aliasing that CPA's alias processing exists to prevent, and
+ * the same processing keeps the high map of a read-only page read-only.
+ * The page is the first of a 2 MiB block of data or bss that the kernel's
+ * own tables map with one 2 MiB entry, which every node's tables hold a
+ * copy of: the case the alias processing must reach on every node. Kernel
+ * data is only made slower for a moment. One line per online CPU:
+ * "cpu=C node=N before=E after=E ok=0|1", E the leaf entry's size and cache
+ * bits, or "none".
+ */
+#define KTV_CACHE_BITS	(_PAGE_PWT | _PAGE_PCD)
+
+struct ktv_line {
+	char buf[96];
+	int len;
+};
+
+static __printf(2, 3) void ktv_add(struct ktv_line *l, const char *fmt, ...)
+{
+	va_list args;
+
+	va_start(args, fmt);
+	l->len += vscnprintf(l->buf + l->len, sizeof(l->buf) - l->len, fmt, args);
+	va_end(args);
+}
+
+/* Append @alias's entry in @pgd to @l; true when it is mapped uncached. */
+static bool ktv_alias_entry(struct ktv_line *l, void *pgd, unsigned long alias)
+{
+	unsigned int shift;
+	u64 val;
+
+	if (!ktv_leaf(pgd, pgtable_l5_enabled() ? 5 : 4, alias, &val, &shift)) {
+		ktv_add(l, "none");
+		return false;
+	}
+	ktv_add(l, "%s:%s%s", shift == PAGE_SHIFT ? "4k" : shift == PMD_SHIFT ? "2m" : "1g",
+		val & _PAGE_PCD ? "pcd" : "-", val & _PAGE_PWT ? "pwt" : "-");
+	return val & KTV_CACHE_BITS;
+}
+
+static int ktv_grab_on(int cpu, struct ktv_grab *g)
+{
+	int ret = smp_call_function_single(cpu, ktv_grab_pgd, g, 1);
+
+	return ret ?: g->err;
+}
+
+/* The first 2 MiB block of data or bss that the kernel maps with one entry. */
+static unsigned long ktv_data_leaf(void)
+{
+	unsigned long a;
+	unsigned int level;
+
+	for (a = ALIGN(sdata, PMD_SIZE); a + PMD_SIZE <= kend; a += PMD_SIZE) {
+		if (lookup_address(a, &level) && level == PG_LEVEL_2M)
+			return a;
+	}
+	return 0;
+}
+
+static int ktv_highmap_alias_show(struct seq_file *m, void *v)
+{
+	unsigned long alias = ktv_data_leaf(), direct;
+	struct ktv_line *lines;
+	int cpu, ret = 0;
+	void *pgd;
+
+	if (!alias) {
+		seq_puts(m, "found=0\n");
+		return 0;
+	}
+	direct = (unsigned long)__va(alias - __START_KERNEL_map + phys_base);
+	seq_printf(m, "found=1 alias=%px direct=%px\n", (void *)alias, (void *)direct);
+	lines = kcalloc(nr_cpu_ids, sizeof(*lines), GFP_KERNEL);
+	pgd = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	if (!lines || !pgd) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/* Before: each CPU's entry, read now, lower levels included. */
+	for_each_online_cpu(cpu) {
+		struct ktv_grab g = { .dst = pgd };
+
+		if (ktv_grab_on(cpu, &g)) {
+			ret = -EIO;
+			goto out;
+		}
+		ktv_add(&lines[cpu], "cpu=%d node=%d before=", cpu, cpu_to_node(cpu));
+		ktv_alias_entry(&lines[cpu], pgd, alias);
+	}
+	ret = set_memory_uc(direct, 1);
+	if (ret)
+		goto out;
+	for_each_online_cpu(cpu) {
+		struct ktv_grab g = { .dst = pgd };
+		bool uc;
+
+		if (ktv_grab_on(cpu, &g)) {
+			ret = -EIO;
+			break;
+		}
+		ktv_add(&lines[cpu], " after=");
+		uc = ktv_alias_entry(&lines[cpu], pgd, alias);
+		seq_printf(m, "%s ok=%d\n", lines[cpu].buf, uc);
+	}
+	set_memory_wb(direct, 1);
+out:
+	kfree(lines);
+	kfree(pgd);
+	return ret;
+}
+
+static int ktv_highmap_alias_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, ktv_highmap_alias_show, NULL);
+}
+
+static const struct file_operations ktv_highmap_alias_fops = {
+	.owner		= THIS_MODULE,
+	.open		= ktv_highmap_alias_open,
+	.read		= seq_read,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
 static int __init ktv_init(void)
 {
 	/* Sanity: a text and a rodata symbol the kernel exports. */
@@ -800,6 +956,8 @@ static int __init ktv_init(void)
 	debugfs_create_file("copies", 0400, ktv_dir, NULL, &ktv_copies_fops);
 	debugfs_create_file("alias_write", 0200, ktv_dir, NULL, &ktv_alias_fops);
 	debugfs_create_file("peek", 0600, ktv_dir, NULL, &ktv_peek_fops);
+	debugfs_create_file("highmap_alias", 0400, ktv_dir, NULL,
+			    &ktv_highmap_alias_fops);
 	pr_info("text %lu KiB, rodata %lu KiB, %d-level paging, %u nodes\n",
 		(etext - stext) >> 10, (erodata - srodata) >> 10,
 		pgtable_l5_enabled() ? 5 : 4, nr_node_ids);

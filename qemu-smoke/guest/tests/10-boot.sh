@@ -22,6 +22,9 @@ ktap_check cpus_as_in_topology [ "$(count_range "$(cat /sys/devices/system/cpu/o
 PTDUMP_USER=/sys/kernel/debug/page_tables/current_user
 if [ "${ktv_pti:-1}" = 0 ]; then
 	ktap_check pti_compiled_out sh -c "! dmesg | grep -q 'page tables isolation: enabled' && [ ! -e $PTDUMP_USER ]"
+elif grep -qw pti=off /proc/cmdline; then
+	# The last pti= wins: a row that appends pti=off to boot.py's pti=on.
+	ktap_check pti_off_as_asked sh -c "! dmesg | grep -q 'page tables isolation: enabled' && [ -e $PTDUMP_USER ]"
 else
 	ktap_check pti_enabled sh -c "dmesg | grep -qF 'Kernel/User page tables isolation: enabled' && [ -e $PTDUMP_USER ]"
 fi

@@ -8,6 +8,23 @@
 # shellcheck source=../ktv.sh
 . /lib/ktv.sh
 
+# A page of kernel data in a 2 MiB block that every node's tables map with
+# an entry of their own, made uncached through the direct map: its high-map
+# alias is uncached in every CPU's tables (review of v2, A2). Before the
+# change the alias must be a 2 MiB entry on every CPU, or the test tested
+# nothing.
+highmap_alias_ok() {
+	if ! cat "$KTV_DBG/ktext_verify/highmap_alias" >/tmp/ktv.highmap 2>/tmp/ktv.err; then
+		ktap_diag "highmap_alias: $(cat /tmp/ktv.err)"
+		return 1
+	fi
+	while IFS= read -r _l; do ktap_diag "highmap_alias: $_l"; done </tmp/ktv.highmap
+	grep -q '^found=1 ' /tmp/ktv.highmap &&
+		[ "$(grep -c '^cpu=' /tmp/ktv.highmap)" = "${ktv_cpus:-?}" ] &&
+		[ "$(grep -c ' before=2m:' /tmp/ktv.highmap)" = "${ktv_cpus:-?}" ] &&
+		! grep -q ' ok=0$' /tmp/ktv.highmap
+}
+
 ktv_main() {
 	_warn0=$(dmesg | grep -cE 'WARNING:|BUG:|Oops')
 	if ! insmod "$KTV_MODS/ktv_target.ko"; then
@@ -101,6 +118,8 @@ ktv_main() {
 	else
 		ktap_fail check_after_odd_flip "writing flip failed"
 	fi
+
+	ktap_check highmap_alias_follows_cpa highmap_alias_ok
 
 	ktap_check rmmod_clean sh -c 'rmmod ktext_verify && rmmod ktv_target'
 	_warn1=$(dmesg | grep -cE 'WARNING:|BUG:|Oops')
