@@ -92,6 +92,11 @@ PREFIXES_JSON=${PREFIXES_JSON:-\"RFC\"}
 
 TREE=$WORK/trees/$BASE-$REV
 BUILD=$WORK/build/$BASE-$REV-$CONFIG
+# A kernel built with the series' boot-time activation test: the guest
+# asserts its result (tests/15-status.sh).
+if grep -qsx 'CONFIG_KERNEL_REPLICATION_ACTIVATION_TEST=y' "$BUILD/.config"; then
+	guest_param ktv_activation_test=1
+fi
 export REPO WORK BASE REV CONFIG SERIES_DIR COVER_DIR TREE BUILD PATCH_AUTHOR
 
 # Print the series' patches, in order, as paths.

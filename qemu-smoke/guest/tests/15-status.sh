@@ -62,6 +62,22 @@ if [ "${ktv_expect:-0}" = 1 ]; then
 			ktap_diag "copies: $copies, the topology asks for $(want_copies)"
 			ktap_check copies_as_in_topology [ "$copies" = "$(want_copies)" ]
 		fi
+		# The activation test (CONFIG_KERNEL_REPLICATION_ACTIVATION_TEST):
+		# code memory allocated and changed while the copies were made is
+		# mapped on every node as on the master.
+		# ktv_activation_test=1: the build has it (scripts/lib.sh).
+		if [ "${ktv_activation_test:-0}" = 1 ]; then
+			activation_ok() {
+				_l=$(dmesg | grep -o 'kernel_replication_test: .*' | tail -n 1)
+				ktap_diag "${_l:-no line from kernel_replication_test}"
+				if [ "$want" = 1 ]; then
+					echo "$_l" | grep -Eq ' [1-9][0-9]* of them before activation, 0 mappings not as on the master$'
+				else
+					echo "$_l" | grep -q 'replication not active: nothing to check$'
+				fi
+			}
+			ktap_check activation_keeps_every_mapping activation_ok
+		fi
 		# The W+X check ran on the original tables (kernel, and user with
 		# PTI) and once more on each copy's.
 		passes=$(dmesg | grep -c 'Checked W+X mappings: passed')
