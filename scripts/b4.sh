@@ -29,12 +29,25 @@ if [ "$action" = prep ]; then
 	g config "branch.$branch.b4-tracking" \
 		"{\"series\": {\"revision\": $rev, \"change-id\": \"ktext-repl-$BASE\", \"base-branch\": \"base\", \"prefixes\": [$PREFIXES_JSON]}}"
 	g config "branch.$branch.description" "$(cat "$cover")"
-	g config b4.send-series-to "$SEND_TO"
-	g config b4.send-series-cc "$SEND_CC"
+	# Addressed as a maintainer expects: To and Cc from the tree's
+	# scripts/get_maintainer.pl on the series (b4's auto-to-cc, into the
+	# cover letter); SEND_TO/SEND_CC only add to them when set.
+	g config --unset-all b4.send-series-to || true
+	g config --unset-all b4.send-series-cc || true
+	[ -z "${SEND_TO:-}" ] || g config b4.send-series-to "$SEND_TO"
+	[ -z "${SEND_CC:-}" ] || g config b4.send-series-cc "$SEND_CC"
 	# b4 0.12 asks a web endpoint unless an SMTP server is configured;
 	# with -o it never connects to it.
 	g config sendemail.smtpserver /bin/false
-	say "prepared $branch in $TREE ($(g rev-list --count base.."$branch") patches, cover from ${cover#"$REPO"/})"
+	cur=$(g symbolic-ref --short HEAD)
+	g checkout -q "$branch"
+	rc=0
+	(cd "$TREE" && b4 prep --auto-to-cc) >&2 || rc=$?
+	g checkout -q "$cur"
+	[ "$rc" = 0 ] || die "b4 prep --auto-to-cc failed (scripts/get_maintainer.pl in $TREE)"
+	say "prepared $branch in $TREE ($(g rev-list --count base.."$branch") patches, cover from ${cover#"$REPO"/}), addressed to:"
+	g config "branch.$branch.description" | grep -E '^(To|Cc): ' >&2 ||
+		die "the cover letter of $branch has no To:/Cc: after b4 prep --auto-to-cc"
 	exit 0
 fi
 

@@ -85,9 +85,10 @@ esac
 
 # The one identity the patches carry: a role, replaced by whoever sends.
 PATCH_AUTHOR=${PATCH_AUTHOR:-Kernel Text Replication Maintainers <ktext-repl@example.invalid>}
-# Where b4 addresses the series, and the subject prefix (RFC for now).
-SEND_TO=${SEND_TO:-linux-mm@kvack.org, x86@kernel.org}
-SEND_CC=${SEND_CC:-linux-kernel@vger.kernel.org}
+# Extra addresses for b4 (To/Cc come from get_maintainer.pl; see
+# scripts/b4.sh), and the subject prefix (RFC for now).
+SEND_TO=${SEND_TO:-}
+SEND_CC=${SEND_CC:-}
 PREFIXES_JSON=${PREFIXES_JSON:-\"RFC\"}
 
 TREE=$WORK/trees/$BASE-$REV
