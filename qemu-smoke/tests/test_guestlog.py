@@ -257,6 +257,18 @@ class RecordedRuns(unittest.TestCase):
             self.assertIn(name, j.verdict)
         self.assertNotIn("image_across_nodes_as_in_topology", j.verdict)
 
+    def test_v2_activation_loses_mappings(self):
+        """series-v2 with v3's boot-time activation test applied on top, on
+        4 nodes: mappings made while the copies were made are missing on
+        some node (review A1), and v2's padded rodata and stale high-map
+        alias fail too."""
+        j = verdict("real-v2-acttest-4node.console", "real-v2-acttest-4node.ktap",
+                    label="6.12-v2-smoke", topo="4node")
+        self.assertTrue(j.verdict.startswith("FAIL"), j.verdict)
+        for name in ("15-status.activation_keeps_every_mapping", "10-boot.rodata_not_padded",
+                     "20-verifier.highmap_alias_follows_cpa"):
+            self.assertIn(name, j.verdict)
+
     def test_v3_2node_ok(self):
         j = verdict("real-v3-2node.console", "real-v3-2node.ktap", label="6.12-v3-smoke")
         self.assertEqual(j.verdict, "ok")
