@@ -65,6 +65,15 @@ gap_freed() { # NAME START END: the "(NAME) memory: NK" line matches END - page_
 	_k=$((($3 - $(page_up "$2")) / 1024))
 	_line=$(dmesg | grep -o "Freeing unused kernel image ($1) memory: [0-9]*K")
 	ktap_diag "$1: ${_k}K between the symbols; log: ${_line:-no line}"
+	# debug_pagealloc keeps freed init memory unmapped instead
+	# (free_init_pages()): "debug: unmapping init [mem START-END]".
+	if dmesg | grep -q 'debug: unmapping init'; then
+		[ "$_k" -eq 0 ] && return 0
+		_range=$(printf '0x%x-0x%x' "$(page_up "$2")" $(($3 - 1)))
+		ktap_diag "$1: debug_pagealloc, want 'unmapping init [mem $_range]'"
+		dmesg | grep -qF "debug: unmapping init [mem $_range]"
+		return
+	fi
 	if [ "$_k" -gt 0 ]; then
 		[ "$_line" = "Freeing unused kernel image ($1) memory: ${_k}K" ]
 	else
