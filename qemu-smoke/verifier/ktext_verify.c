@@ -924,18 +924,7 @@ out:
 	return ret;
 }
 
-static int ktv_highmap_alias_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, ktv_highmap_alias_show, NULL);
-}
-
-static const struct file_operations ktv_highmap_alias_fops = {
-	.owner		= THIS_MODULE,
-	.open		= ktv_highmap_alias_open,
-	.read		= seq_read,
-	.llseek		= seq_lseek,
-	.release	= single_release,
-};
+DEFINE_SHOW_ATTRIBUTE(ktv_highmap_alias);
 
 static int __init ktv_init(void)
 {
