@@ -13,7 +13,7 @@
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: help deps tree export status build bisect initramfs smoke debug stress selftest meter bench check prep send
+.PHONY: help deps tree export status build bisect initramfs smoke debug distro stress selftest meter bench check prep send
 
 help:
 	@echo "Targets:"
@@ -22,6 +22,7 @@ help:
 	@echo "  export     write the work tree's commits back into REV's series directory"
 	@echo "  status     every work tree: clean or dirty, commits not exported"
 	@echo "  build      configure (CONFIG fragments) and build bzImage, modules, test modules"
+	@echo "  distro     Debian's amd64 configuration with the option: build, 2node and cpuless boots"
 	@echo "  bisect     build every patch of REV on its own (CONFIG, default smoke)"
 	@echo "  initramfs  guest initramfs (usr/gen_init_cpio, busybox, tests, modules)"
 	@echo "  smoke      the main job: deps, tree, build, boot REV on the topology matrix"
@@ -65,6 +66,16 @@ smoke: tree
 debug: tree
 	@$(S)/debug-matrix.sh
 	@$(S)/fault-boots.sh
+
+# Debian's own configuration (linux-config-BASE) with the option on: build,
+# then the verifier and protection suites on 2node and cpuless. Not in CI
+# (a MAXSMP kernel costs about 45 minutes on two cores).
+distro: tree
+	@DEPS_DISTRO=1 $(S)/deps.sh
+	@CONFIG=distro $(S)/build.sh
+	@CONFIG=distro $(S)/initramfs.sh
+	@CONFIG=distro TOPOS="$${TOPO:-2node cpuless}" PROTECT_TOPOS="$${PROTECT_TOPOS-2node cpuless}" \
+		TIMEOUT="$${TIMEOUT:-600}" TOPO= $(S)/smoke.sh
 
 stress: tree
 	@$(S)/stress.sh

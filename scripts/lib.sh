@@ -50,6 +50,8 @@ guest_param() {
 }
 if [ "$BASE" = 6.1 ]; then guest_param ktv_modules=0; fi
 if [ "$CONFIG" = smoke-nopti ]; then guest_param ktv_pti=0; fi
+# Debian's configuration keeps replication off by default (distro.config).
+if [ "$CONFIG" = distro ]; then guest_param kernel_replication=on; fi
 TARBALL=/usr/src/linux-source-$BASE.tar.xz
 export TARBALL
 
@@ -158,6 +160,17 @@ need() {
 # allnoconfig by the kernel's merge_config.sh; skipped when neither the
 # fragments nor the tree's HEAD changed. Fails when Kconfig drops a request.
 # The fragment files of CONFIG, one path per line.
+# distro starts from Debian's own configuration of BASE (linux-config-BASE,
+# flavour amd64), decompressed into the work area; the other configurations
+# are merged onto allnoconfig.
+debian_config() {
+	local xz=/usr/src/linux-config-$BASE/config.amd64_none_amd64.xz
+	local out=$WORK/distro/config.amd64_none_amd64-$BASE
+	[ -f "$xz" ] || die "no $xz: install linux-config-$BASE (make deps DEPS_DISTRO=1)"
+	mkdir -p "$WORK/distro"
+	[ "$out" -nt "$xz" ] || xz -dc "$xz" >"$out" || die "cannot decompress $xz"
+	printf '%s\n' "$out"
+}
 config_fragments() {
 	local f frags
 	case "$CONFIG" in
@@ -167,7 +180,11 @@ config_fragments() {
 	smoke-4level) frags="smoke repl-on 4level" ;;
 	smoke-hyperv) frags="smoke repl-on hyperv" ;;
 	debug) frags="smoke repl-on debug" ;;
-	*) die "unknown CONFIG '$CONFIG': known are smoke, smoke-off, smoke-nopti, smoke-4level, smoke-hyperv, debug" ;;
+	distro)
+		debian_config
+		frags="repl-on distro"
+		;;
+	*) die "unknown CONFIG '$CONFIG': known are smoke, smoke-off, smoke-nopti, smoke-4level, smoke-hyperv, debug, distro" ;;
 	esac
 	for f in $frags; do
 		printf '%s\n' "$REPO/qemu-smoke/configs/$f.config"
@@ -175,7 +192,7 @@ config_fragments() {
 }
 
 configure_build() {
-	local files stamp want log missed
+	local files stamp want log missed allno
 	mapfile -t files < <(config_fragments)
 	[ ${#files[@]} -gt 0 ] || exit 1
 	mkdir -p "$BUILD"
@@ -186,7 +203,10 @@ configure_build() {
 	fi
 	say "configuring $BUILD from: ${files[*]##*/}"
 	log=$BUILD/merge_config.log
-	(cd "$TREE" && ARCH=x86_64 scripts/kconfig/merge_config.sh -n -O "$BUILD" "${files[@]}") >"$log" 2>&1 ||
+	allno=-n
+	if [ "$CONFIG" = distro ]; then allno=; fi
+	# shellcheck disable=SC2086 # $allno: no argument at all when empty
+	(cd "$TREE" && ARCH=x86_64 scripts/kconfig/merge_config.sh $allno -O "$BUILD" "${files[@]}") >"$log" 2>&1 ||
 		{ cat "$log" >&2; die "merge_config.sh failed"; }
 	# merge_config.sh only warns about requests Kconfig did not honour.
 	missed=$(grep -o 'Value requested for CONFIG_[A-Z0-9_]* not in final .config' "$log" |
@@ -194,8 +214,13 @@ configure_build() {
 	# A symbol no Kconfig file of this tree defines is one the series (or
 	# a later patch of it) adds: the base, and an early commit under
 	# bisect-build, cannot have it.
+	# Debian's own file (distro) holds values for another compiler and
+	# for the debug info distro.config turns off: check only our fragments.
+	local ours=("${files[@]}")
+	if [ "$CONFIG" = distro ]; then ours=("${files[@]:1}"); fi
 	missed=$(for sym in $missed; do
-		if grep -rqsx --include='Kconfig*' "config ${sym#CONFIG_}" "$TREE"; then
+		if grep -rqsx --include='Kconfig*' "config ${sym#CONFIG_}" "$TREE" &&
+			grep -qE "^(# )?${sym}[= ]" "${ours[@]}"; then
 			echo "$sym"
 		fi
 	done)

@@ -6,7 +6,8 @@
 # smoke configuration of a revision, one 2node boot with
 # kernel_replication=off (the option built in, off at boot: the guest
 # asserts the one-copy baseline) and one with rodata=off (nothing stays
-# reserved).
+# reserved). For the distro configuration (replication off by default,
+# kernel_replication=on in APPEND), one 2node boot without the parameter.
 # APPEND adds kernel parameters; TIMEOUT is the hard limit per boot (s).
 # boot.py fails a row on a skip that qemu-smoke/expected-skips does not list.
 . "$(dirname "$0")/lib.sh"
@@ -85,6 +86,10 @@ if [ -z "${TOPO:-}" ]; then
 			--topo "$topodir/2node.topo" --append "rodata=off pti=off ${APPEND:-}"
 		start_boot 2node-pti-off "${expect[@]}" --label "$label" \
 			--topo "$topodir/2node.topo" --append "pti=off ${APPEND:-}"
+	fi
+	if [ "$CONFIG" = distro ]; then
+		start_boot 2node-default-off --label "$BASE-$REV-default-off" \
+			--topo "$topodir/2node.topo" --append "${APPEND/kernel_replication=on/}"
 	fi
 fi
 wait

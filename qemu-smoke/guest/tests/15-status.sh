@@ -8,8 +8,10 @@
 #   check ran on every copy's tables.
 # - rodata=off: the copies would never be made, so nothing is reserved and
 #   the module area is not split.
-# - the option built in but kernel_replication=off, or every allocation
-#   failing (fail_kernel_replication=): the status says inactive.
+# - the option built in but kernel_replication=off, or off by default
+#   (KERNEL_REPLICATION_DEFAULT_ON=n, no parameter: nothing reserved, the
+#   module area not split), or every allocation failing
+#   (fail_kernel_replication=): the status says inactive.
 # - the option compiled out: no status file, no log line.
 
 # shellcheck source=../ktv.sh
@@ -97,6 +99,12 @@ elif grep -qw 'kernel_replication=off' /proc/cmdline; then
 	ktap_check status_inactive grep -qx "active 0" "$KREPL_STATUS"
 	ktap_check disabled_message dmesg_has "kernel_replication: disabled on the command line"
 	ktap_check no_copy_reserved sh -c '! dmesg | grep -q "kernel_replication: reserved"'
+elif dmesg_has "kernel_replication: off by default"; then
+	# Built in, off by default (KERNEL_REPLICATION_DEFAULT_ON=n), and no
+	# kernel_replication= on the command line.
+	ktap_check status_inactive grep -qx "active 0" "$KREPL_STATUS"
+	ktap_check no_copy_reserved sh -c '! dmesg | grep -q "kernel_replication: reserved"'
+	ktap_check module_area_not_split grep -qx "module_area_replicated 0x0-0x0" "$KREPL_STATUS"
 elif grep -q 'fail_kernel_replication=' /proc/cmdline; then
 	# Every replication allocation failed (16-degraded checks the log).
 	ktap_check status_inactive grep -qx "active 0" "$KREPL_STATUS"

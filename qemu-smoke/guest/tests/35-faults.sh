@@ -5,6 +5,10 @@
 # it is not replicated on every node, and the verifier sees every page
 # mapped and byte-identical (one node runs part of it from the original).
 # Reloaded without the fault, the module is local everywhere again.
+# Then a new mm whose per-node PGD cannot be allocated: the process runs
+# on every CPU from mm->pgd. The failures are aimed at one process with the
+# attribute's task filter, through failnext: the shell's own forks and
+# execs would take them first.
 
 # shellcheck source=../ktv.sh
 . /lib/ktv.sh
@@ -31,6 +35,7 @@ ktv_faults() {
 	fi
 	rmmod ktv_target
 	echo 0 >"$FAIL/space"
+	echo Y >"$FAIL/task-filter"
 	echo 1 >"$FAIL/interval"
 	echo 100 >"$FAIL/probability"
 	echo 1 >"$FAIL/verbose"
@@ -38,7 +43,7 @@ ktv_faults() {
 	_msgs0=$(dmesg | grep -c 'not replicated on every node')
 	# Either the copy fails (the module loads, partly unreplicated) or the
 	# mapping of the module's memory does (insmod fails with ENOMEM).
-	if insmod "$KTV_MODS/ktv_target.ko"; then
+	if failnext insmod "$KTV_MODS/ktv_target.ko"; then
 		ktap_check fault_was_injected [ "$(cat "$FAIL/times")" = 0 ]
 		if echo 3 >"$KTV_DBG/ktv_target/flip"; then
 			ktap_check module_works_unreplicated ktv_check_on_every_node "key=1 call=b table_sum=1314225"
@@ -69,6 +74,13 @@ ktv_faults() {
 	fi
 	rmmod ktext_verify
 	rmmod ktv_target
+
+	echo 1 >"$FAIL/times"
+	echo 100 >"$FAIL/probability"
+	ktap_check mm_pgd_fault_process_runs failnext fork
+	ktap_check mm_pgd_fault_was_injected [ "$(cat "$FAIL/times")" = 0 ]
+	echo 0 >"$FAIL/probability"
+	echo N >"$FAIL/task-filter"
 }
 
 ktv_faults
