@@ -5,6 +5,12 @@
 # that does not build, or that adds compiler warnings, fails the run. The
 # tree goes back to its branch at the end, also when interrupted.
 # Prints one row per patch; the per-patch logs are in $BUILD/bisect/.
+# BISECT_OBJECTS=1 builds, for each patch, only the objects of the .c files
+# the series touches up to it (and prepare), not bzImage: it catches what
+# does not compile or warns in those files, not a link failure or a
+# header change that breaks a file the series does not touch. A series
+# that changes headers included everywhere (asm/mmu.h, mmu_context.h)
+# rebuilds most of the kernel at each such patch in the full mode.
 . "$(dirname "$0")/lib.sh"
 need git make gcc ccache
 
@@ -26,13 +32,15 @@ mkdir -p "$logs"
 done_list=$logs/ok-trees
 touch "$done_list"
 frag_sum=$(config_fragments | xargs cat | sha256sum | cut -c1-16)
+mode=full
+if [ "${BISECT_OBJECTS:-}" = 1 ]; then mode=objects; fi
 
 printf '%-3s %-60s %6s %8s  %s\n' N PATCH TIME WARNINGS RESULT
 failed=0 n=0
 for c in "${commits[@]}"; do
 	n=$((n + 1))
 	subject=$(git -C "$TREE" log -1 --format=%s "$c")
-	key="$(git -C "$TREE" rev-parse "$c^{tree}") $frag_sum"
+	key="$(git -C "$TREE" rev-parse "$c^{tree}") $frag_sum $mode"
 	if grep -qxF "$key" "$done_list"; then
 		printf '%-3s %-60.60s %6s %8s  %s\n' "$n" "$subject" - 0 "ok (this tree built before)"
 		continue
@@ -41,7 +49,19 @@ for c in "${commits[@]}"; do
 	log=$logs/$(printf '%02d' "$n").log
 	t0=$(date +%s)
 	result=ok
-	if ! (configure_build && kmake bzImage modules) >"$log" 2>&1; then
+	if [ "$mode" = objects ]; then
+		build_step() {
+			local srcs objs
+			configure_build && kmake prepare || return 1
+			mapfile -t srcs < <(touched_sources)
+			[ ${#srcs[@]} -gt 0 ] || return 0
+			mapfile -t objs < <(configured_objects "$TREE" "$BUILD" "${srcs[@]}")
+			[ ${#objs[@]} -eq 0 ] || kmake "${objs[@]}"
+		}
+	else
+		build_step() { configure_build && kmake bzImage modules; }
+	fi
+	if ! build_step >"$log" 2>&1; then
 		result="FAIL (build)"
 	fi
 	warnings=$(grep -c 'warning:' "$log" || true)
@@ -57,5 +77,5 @@ for c in "${commits[@]}"; do
 		echo "    log: $log"
 	fi
 done
-echo "bisect-build of $BASE $REV ($CONFIG): $((n - failed)) of $n patches build cleanly"
+echo "bisect-build of $BASE $REV ($CONFIG, $mode): $((n - failed)) of $n patches build cleanly"
 [ "$failed" = 0 ]
