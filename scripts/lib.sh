@@ -100,6 +100,10 @@ BUILD=$WORK/build/$BASE-$REV-$CONFIG
 if grep -qsx 'CONFIG_KERNEL_REPLICATION_ACTIVATION_TEST=y' "$BUILD/.config"; then
 	guest_param ktv_activation_test=1
 fi
+# Where the image lies without KASLR (10-boot checks nokaslr against it):
+# smoke.config says 64 MiB, Debian's configuration 16 MiB.
+phys_start=$(sed -n 's/^CONFIG_PHYSICAL_START=//p' "$BUILD/.config" 2>/dev/null || true)
+if [ -n "$phys_start" ]; then guest_param "ktv_phys_start=$phys_start"; fi
 export REPO WORK BASE REV CONFIG SERIES_DIR COVER_DIR TREE BUILD PATCH_AUTHOR
 
 # Print the series' patches, in order, as paths.
