@@ -33,7 +33,18 @@ done_list=$logs/ok-trees
 touch "$done_list"
 frag_sum=$(config_fragments | xargs cat | sha256sum | cut -c1-16)
 mode=full
-if [ "${BISECT_OBJECTS:-}" = 1 ]; then mode=objects; fi
+build_step() { configure_build && kmake bzImage modules; }
+if [ "${BISECT_OBJECTS:-}" = 1 ]; then
+	mode=objects
+	build_step() {
+		local srcs objs
+		configure_build && kmake prepare || return 1
+		mapfile -t srcs < <(touched_sources)
+		[ ${#srcs[@]} -gt 0 ] || return 0
+		mapfile -t objs < <(configured_objects "$TREE" "$BUILD" "${srcs[@]}")
+		[ ${#objs[@]} -eq 0 ] || kmake "${objs[@]}"
+	}
+fi
 
 printf '%-3s %-60s %6s %8s  %s\n' N PATCH TIME WARNINGS RESULT
 failed=0 n=0
@@ -49,18 +60,6 @@ for c in "${commits[@]}"; do
 	log=$logs/$(printf '%02d' "$n").log
 	t0=$(date +%s)
 	result=ok
-	if [ "$mode" = objects ]; then
-		build_step() {
-			local srcs objs
-			configure_build && kmake prepare || return 1
-			mapfile -t srcs < <(touched_sources)
-			[ ${#srcs[@]} -gt 0 ] || return 0
-			mapfile -t objs < <(configured_objects "$TREE" "$BUILD" "${srcs[@]}")
-			[ ${#objs[@]} -eq 0 ] || kmake "${objs[@]}"
-		}
-	else
-		build_step() { configure_build && kmake bzImage modules; }
-	fi
 	if ! build_step >"$log" 2>&1; then
 		result="FAIL (build)"
 	fi

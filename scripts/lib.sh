@@ -196,9 +196,18 @@ config_fragments() {
 }
 
 configure_build() {
-	local files stamp want log missed allno
+	local files stamp want log missed allno=-n ours
 	mapfile -t files < <(config_fragments)
 	[ ${#files[@]} -gt 0 ] || exit 1
+	# Our fragments, whose every request Kconfig must honour. distro's
+	# first file is Debian's own configuration, the base of the merge
+	# instead of allnoconfig, with values for another compiler and for
+	# the debug info distro.config turns off: not checked.
+	ours=("${files[@]}")
+	if [ "$CONFIG" = distro ]; then
+		allno=
+		ours=("${files[@]:1}")
+	fi
 	mkdir -p "$BUILD"
 	stamp=$BUILD/.fragments.sha
 	want=$( (cat "${files[@]}"; git -C "$TREE" rev-parse HEAD) | sha256sum)
@@ -207,8 +216,6 @@ configure_build() {
 	fi
 	say "configuring $BUILD from: ${files[*]##*/}"
 	log=$BUILD/merge_config.log
-	allno=-n
-	if [ "$CONFIG" = distro ]; then allno=; fi
 	# shellcheck disable=SC2086 # $allno: no argument at all when empty
 	(cd "$TREE" && ARCH=x86_64 scripts/kconfig/merge_config.sh $allno -O "$BUILD" "${files[@]}") >"$log" 2>&1 ||
 		{ cat "$log" >&2; die "merge_config.sh failed"; }
@@ -218,10 +225,6 @@ configure_build() {
 	# A symbol no Kconfig file of this tree defines is one the series (or
 	# a later patch of it) adds: the base, and an early commit under
 	# bisect-build, cannot have it.
-	# Debian's own file (distro) holds values for another compiler and
-	# for the debug info distro.config turns off: check only our fragments.
-	local ours=("${files[@]}")
-	if [ "$CONFIG" = distro ]; then ours=("${files[@]:1}"); fi
 	missed=$(for sym in $missed; do
 		if grep -rqsx --include='Kconfig*' "config ${sym#CONFIG_}" "$TREE" &&
 			grep -qE "^(# )?${sym}[= ]" "${ours[@]}"; then
