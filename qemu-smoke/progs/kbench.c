@@ -16,7 +16,24 @@
  * Every case runs REPS times per node (-r, default 11) after one warm-up
  * run. One line per (case, node): median, quartiles, minimum and maximum,
  * in microseconds, as a tab-separated table headed by '# kbench'.
- * Usage: kbench [-r REPS] [-n LOOP] [-c CASE[,CASE...]]
+ * Usage: kbench [-r REPS] [-n LOOP] [-c CASE[,CASE...]] [-m PHASE]
+ *
+ * -m PHASE marks phases of the locality meter (meter-phase.h): PHASE
+ * itself is kbench's own work (setup, warm-up runs, statistics, output:
+ * "meter-phase PHASE kbench ops=0" after the table's header),
+ * and each (node, case) gets the next number, PHASE+1, PHASE+2, ..., from
+ * after its warm-up run to the end of its REPS runs. After each case's
+ * table line kbench prints
+ *
+ *   meter-phase P CASE ops=N node=NODE cpu=CPU
+ *
+ * N being the operations the REPS runs made (REPS * LOOP for the loops,
+ * REPS for fork1, mount and kill), so that the kernel instructions per
+ * operation are the meter's phase=P kernel_insns / N: "vcpu=CPU" for the
+ * CPU that ran the case, or the phase's sum over all vCPUs. A phase counts
+ * everything the kernel did meanwhile, untimed parts included (children
+ * exiting and being reaped, mkdtemp() and umount() around mount, the
+ * child and pipes of kill).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,6 +49,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "meter-phase.h"
 
 #define MAX_REPS 1000
 #define MAX_NODES 64
@@ -204,14 +223,15 @@ static double b_kill(void)
 static const struct bench {
 	const char *name;
 	double (*run)(void);
+	int loops;		/* a run makes LOOP operations, else one */
 } benches[] = {
-	{ "fork1", b_fork1 },
-	{ "fork1024", b_forkloop },
-	{ "mmap", b_mmap },
-	{ "mmap_lock", b_mmap_lock },
-	{ "openclose", b_openclose },
-	{ "mount", b_mount },
-	{ "kill", b_kill },
+	{ "fork1", b_fork1, 0 },
+	{ "fork1024", b_forkloop, 1 },
+	{ "mmap", b_mmap, 1 },
+	{ "mmap_lock", b_mmap_lock, 1 },
+	{ "openclose", b_openclose, 1 },
+	{ "mount", b_mount, 0 },
+	{ "kill", b_kill, 0 },
 };
 
 static int cmp_double(const void *a, const void *b)
@@ -268,10 +288,10 @@ int main(int argc, char **argv)
 {
 	static double v[MAX_REPS];
 	const char *only = NULL;
-	int reps = 11, opt, node, cpu, i;
+	int reps = 11, opt, node, cpu, i, phase = 0, next = 0;
 	size_t b;
 
-	while ((opt = getopt(argc, argv, "r:n:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "r:n:c:m:")) != -1) {
 		switch (opt) {
 		case 'r':
 			reps = atoi(optarg);
@@ -282,8 +302,15 @@ int main(int argc, char **argv)
 		case 'c':
 			only = optarg;
 			break;
+		case 'm':
+			phase = atoi(optarg);
+			if (phase < 1 || phase >= METER_PHASE_MAX) {
+				fprintf(stderr, "kbench: -m must be 1..%d\n", METER_PHASE_MAX - 1);
+				return 2;
+			}
+			break;
 		default:
-			fprintf(stderr, "usage: kbench [-r REPS] [-n LOOP] [-c CASE,...]\n");
+			fprintf(stderr, "usage: kbench [-r REPS] [-n LOOP] [-c CASE,...] [-m PHASE]\n");
 			return 2;
 		}
 	}
@@ -292,9 +319,17 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	page = sysconf(_SC_PAGESIZE);
+	if (phase) {
+		if (meter_phase_map())
+			die("mapping the meter's marker page");
+		meter_phase(phase);
+		next = phase + 1;
+	}
 
 	printf("# kbench reps=%d loop=%d unit=us\n", reps, loop);
 	printf("case\tnode\tcpu\tmedian\tq1\tq3\tmin\tmax\n");
+	if (phase)
+		printf("meter-phase %d kbench ops=0\n", phase);
 	for (node = 0; node < MAX_NODES; node++) {
 		cpu_set_t set;
 
@@ -311,13 +346,27 @@ int main(int argc, char **argv)
 			if (!selected(only, benches[b].name))
 				continue;
 			benches[b].run();	/* warm-up */
+			if (phase) {
+				if (next > METER_PHASE_MAX) {
+					fprintf(stderr, "kbench: more than %d meter phases: start -m lower, or select fewer cases with -c\n",
+						METER_PHASE_MAX);
+					return 1;
+				}
+				meter_phase(next);
+			}
 			for (i = 0; i < reps; i++)
 				v[i] = benches[b].run();
+			if (phase)
+				meter_phase(phase);
 			qsort(v, reps, sizeof(v[0]), cmp_double);
 			printf("%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n",
 			       benches[b].name, node, cpu, quantile(v, reps, 0.5),
 			       quantile(v, reps, 0.25), quantile(v, reps, 0.75),
 			       v[0], v[reps - 1]);
+			if (phase)
+				printf("meter-phase %d %s ops=%ld node=%d cpu=%d\n",
+				       next++, benches[b].name,
+				       (long)reps * (benches[b].loops ? loop : 1), node, cpu);
 			fflush(stdout);
 		}
 	}
