@@ -30,7 +30,16 @@
  * the host address that qemu_plugin_get_hwaddr() recorded (struct
  * qemu_plugin_hwaddr: bool is_io at 0, void *hostaddr at 8 in 7.2). The
  * layout is checked against the machine code of the QEMU binary at install
- * time; if the check fails, data=on is refused.
+ * time; if the check fails, data=on is refused. With rodata=START-END, the
+ * kernel reads of virtual addresses in [START, END) are also counted apart.
+ *
+ * Phases: the 7.2 API cannot read guest registers, so the guest marks a
+ * phase by executing user-mode code in a marker page at a fixed virtual
+ * address (PHASE_PAGE): the instruction at offset 16 * P means "phase P
+ * begins now" (qemu-smoke/progs/meter-phase.h puts a "ret" there). Phase 0
+ * runs from reset to the first marker. Every counter is kept per phase;
+ * the report prints the totals (the sum over the phases) and, if the guest
+ * marked any phase, each phase that counted anything.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -55,10 +64,28 @@ enum { MODE_USER, MODE_KERNEL, NMODES };
 #define CLASS_BITS	8
 #define CLASS_MASK	((1u << CLASS_BITS) - 1)
 
+/*
+ * The marker page: a user virtual address far below the stack and the
+ * mmap base (ASLR moves those at most 1 TiB below 0x7fffffffffff with
+ * the default vm.mmap_rnd_bits=28; this is 1.6 TiB below). Slot P is the
+ * instruction at byte 16 * P; slot 0 and addresses between slots mark
+ * nothing. Slots from MAX_PHASES on count in the last phase
+ * (phase_overflow says how often that happened). The page has 256 slots;
+ * 128 phases cover kbench's seven cases on eight nodes with room to
+ * spare, at 576 bytes per vCPU and phase (4.5 MiB of .bss with 64 vCPUs,
+ * touched only as phases are used).
+ */
+#define PHASE_PAGE	0x7e5700000000ull
+#define PHASE_PAGE_SIZE	4096u
+#define PHASE_SLOT	16u
+#define MAX_PHASES	128
+
 struct vcpu_stats {
 	uint64_t insns[NMODES][NCOLS];
 	uint64_t reads[NCOLS];		/* kernel-mode data reads */
 	uint64_t reads_io;		/* ... from MMIO or unresolved */
+	uint64_t rodata[NCOLS];		/* the reads[] of rodata= addresses */
+	uint64_t rodata_io;		/* ... and of reads_io */
 } __attribute__((aligned(64)));
 
 struct range {
@@ -66,13 +93,23 @@ struct range {
 	int node;
 };
 
-static struct vcpu_stats stats[MAX_VCPUS];
+static struct vcpu_stats stats[MAX_PHASES][MAX_VCPUS];
+/*
+ * The phase every vCPU counts in: one global, set by whichever vCPU runs a
+ * marker. Exact with single-threaded TCG (one thread runs every vCPU);
+ * see README.md for --mttcg.
+ */
+static unsigned int phase_now;
+static uint64_t phase_marks[MAX_PHASES];	/* markers run, by phase */
+static uint64_t phase_overflow;		/* markers of slots >= MAX_PHASES */
 static int cpu_node[MAX_VCPUS];
 static int n_vcpus;
 static bool cpunodes_given;
 static int home[MAX_NODES];	/* memory node that counts as local, by node */
 static bool homes_given;
 static bool data_on;
+static bool rodata_on;
+static uint64_t rodata_start, rodata_end;	/* kernel virtual, [start, end) */
 static const char *out_path;
 
 static struct range ranges[MAX_RANGES];
@@ -135,7 +172,21 @@ static void tb_exec(unsigned int vcpu, void *udata)
 	uintptr_t v = (uintptr_t)udata;
 
 	if (vcpu < MAX_VCPUS)
-		(&stats[vcpu].insns[0][0])[v & CLASS_MASK] += v >> CLASS_BITS;
+		(&stats[phase_now][vcpu].insns[0][0])[v & CLASS_MASK] += v >> CLASS_BITS;
+}
+
+/* A marker runs: udata is its slot. Its own instruction counted already. */
+static void phase_mark(unsigned int vcpu, void *udata)
+{
+	uintptr_t slot = (uintptr_t)udata;
+
+	(void)vcpu;
+	if (slot >= MAX_PHASES) {
+		slot = MAX_PHASES - 1;
+		phase_overflow++;
+	}
+	phase_now = (unsigned int)slot;
+	phase_marks[slot]++;
 }
 
 /* Mirror of QEMU 7.2's struct qemu_plugin_hwaddr (include/qemu/plugin-memory.h). */
@@ -149,14 +200,22 @@ static void mem_read(unsigned int vcpu, qemu_plugin_meminfo_t info,
 		     uint64_t vaddr, void *udata)
 {
 	struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
+	bool rodata = rodata_on && vaddr >= rodata_start && vaddr < rodata_end;
+	struct vcpu_stats *s;
+	int col;
 
 	(void)udata;
 	if (vcpu >= MAX_VCPUS)
 		return;
-	if (!hw || qemu_plugin_hwaddr_is_io(hw))
-		stats[vcpu].reads_io++;
-	else
-		stats[vcpu].reads[node_of(((struct hwaddr_72 *)hw)->hostaddr)]++;
+	s = &stats[phase_now][vcpu];
+	if (!hw || qemu_plugin_hwaddr_is_io(hw)) {
+		s->reads_io++;
+		s->rodata_io += rodata;
+	} else {
+		col = node_of(((struct hwaddr_72 *)hw)->hostaddr);
+		s->reads[col]++;
+		s->rodata[col] += rodata;
+	}
 }
 
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -169,9 +228,15 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	pthread_once(&maps_once, parse_maps);
 	for (i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
-		int mode = qemu_plugin_insn_vaddr(insn) >> 63 ? MODE_KERNEL : MODE_USER;
+		uint64_t vaddr = qemu_plugin_insn_vaddr(insn);
+		int mode = vaddr >> 63 ? MODE_KERNEL : MODE_USER;
+		uint64_t off = vaddr - PHASE_PAGE;	/* the page is user mode */
 
 		count[mode * NCOLS + node_of(qemu_plugin_insn_haddr(insn))]++;
+		if (off < PHASE_PAGE_SIZE && off && off % PHASE_SLOT == 0)
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, phase_mark,
+							       QEMU_PLUGIN_CB_NO_REGS,
+							       (void *)(uintptr_t)(off / PHASE_SLOT));
 		if (data_on && mode == MODE_KERNEL)
 			qemu_plugin_register_vcpu_mem_cb(insn, mem_read,
 							 QEMU_PLUGIN_CB_NO_REGS,
@@ -247,29 +312,97 @@ static void split(const uint64_t *row, int node, uint64_t *loc, uint64_t *rem,
 	*oth += row[COL_OTHER];
 }
 
-static void print_insn_line(FILE *f, const char *prefix, const int *members,
-			    int cnt, int node)
+/* What a line counts: instructions, kernel data reads, or rodata reads. */
+enum kind { K_INSNS, K_DATA, K_RODATA };
+
+/*
+ * One line for the vCPUs @members (all on @node) of @rows: LEAD WHO and
+ * the counts. K_INSNS: "kernel_local=N ... user_other=N" (with @phase,
+ * also "kernel_insns=N"); K_DATA: "data WHO kernel_local=N ...
+ * kernel_io=N"; K_RODATA: "rodata WHO rodata_local=N ... rodata_io=N".
+ * Then "remote_frac=F".
+ */
+static void print_line(FILE *f, const char *lead, const char *who,
+		       const struct vcpu_stats *rows, const int *members,
+		       int cnt, int node, enum kind kind, bool phase)
 {
-	uint64_t kl = 0, kr = 0, ko = 0, ul = 0, ur = 0, uo = 0;
+	uint64_t kl = 0, kr = 0, ko = 0, ul = 0, ur = 0, uo = 0, io = 0;
+	const char *key = kind == K_RODATA ? "rodata" : "kernel";
 	int i;
 
 	for (i = 0; i < cnt; i++) {
-		split(stats[members[i]].insns[MODE_KERNEL], node, &kl, &kr, &ko);
-		split(stats[members[i]].insns[MODE_USER], node, &ul, &ur, &uo);
+		const struct vcpu_stats *s = &rows[members[i]];
+
+		if (kind == K_INSNS) {
+			split(s->insns[MODE_KERNEL], node, &kl, &kr, &ko);
+			split(s->insns[MODE_USER], node, &ul, &ur, &uo);
+		} else if (kind == K_DATA) {
+			split(s->reads, node, &kl, &kr, &ko);
+			io += s->reads_io;
+		} else {
+			split(s->rodata, node, &kl, &kr, &ko);
+			io += s->rodata_io;
+		}
 	}
-	fprintf(f, "%s kernel_local=%" PRIu64 " kernel_remote=%" PRIu64
-		" kernel_other=%" PRIu64 " user_local=%" PRIu64
-		" user_remote=%" PRIu64 " user_other=%" PRIu64
-		" remote_frac=%s\n", prefix, kl, kr, ko, ul, ur, uo, frac(kr, kl));
+	fprintf(f, "%s%s%s %s_local=%" PRIu64 " %s_remote=%" PRIu64
+		" %s_other=%" PRIu64, lead,
+		kind == K_DATA ? "data " : kind == K_RODATA ? "rodata " : "",
+		who, key, kl, key, kr, key, ko);
+	if (kind == K_INSNS) {
+		fprintf(f, " user_local=%" PRIu64 " user_remote=%" PRIu64
+			" user_other=%" PRIu64, ul, ur, uo);
+		if (phase)
+			fprintf(f, " kernel_insns=%" PRIu64, kl + kr + ko);
+	} else {
+		fprintf(f, " %s_io=%" PRIu64, key, io);
+	}
+	fprintf(f, " remote_frac=%s\n", frac(kr, kl));
+}
+
+/* A line per vCPU, then a line per node with vCPUs (their sum). */
+static void print_lines(FILE *f, const char *lead, const struct vcpu_stats *rows,
+			int nodes, enum kind kind, bool phase)
+{
+	char who[64];
+	int v, n;
+
+	for (v = 0; v < n_vcpus; v++) {
+		snprintf(who, sizeof(who), "vcpu=%d node=%d home=%d", v,
+			 cpu_node[v], home[cpu_node[v]]);
+		print_line(f, lead, who, rows, &v, 1, cpu_node[v], kind, phase);
+	}
+	for (n = 0; n < nodes; n++) {
+		int members[MAX_VCPUS], cnt = 0;
+
+		for (v = 0; v < n_vcpus; v++)
+			if (cpu_node[v] == n)
+				members[cnt++] = v;
+		if (!cnt)
+			continue;
+		snprintf(who, sizeof(who), "node=%d home=%d vcpus=%d", n, home[n], cnt);
+		print_line(f, lead, who, rows, members, cnt, n, kind, phase);
+	}
+}
+
+/* " mem=M" for memory column @col: its node, or "other". */
+static void print_mem(FILE *f, int col)
+{
+	if (col == COL_OTHER)
+		fprintf(f, " mem=other");
+	else
+		fprintf(f, " mem=%d", col);
 }
 
 /*
- * "PREFIX from=F mem=M KEY=N": for each node F with vCPUs and each memory
- * column M, the kernel instructions (or kernel data reads) of F's vCPUs.
+ * "LEAD NAME from=F mem=M kernel_insns=N" (or kernel_reads=N): for each
+ * node F with vCPUs and each memory column M, the kernel instructions (or
+ * data reads, or rodata reads) of F's vCPUs.
  */
-static void print_node_matrix(FILE *f, int nodes, const char *prefix,
-			      const char *key, bool reads)
+static void print_node_matrix(FILE *f, const char *lead, const struct vcpu_stats *rows,
+			      int nodes, enum kind kind)
 {
+	const char *name = kind == K_INSNS ? "matrix" :
+			   kind == K_DATA ? "data matrix" : "rodata matrix";
 	int n, m, v;
 
 	for (n = 0; n < nodes; n++) {
@@ -286,26 +419,90 @@ static void print_node_matrix(FILE *f, int nodes, const char *prefix,
 			for (v = 0; v < n_vcpus; v++) {
 				if (cpu_node[v] != n)
 					continue;
-				sum += reads ? stats[v].reads[col] :
-					       stats[v].insns[MODE_KERNEL][col];
+				sum += kind == K_INSNS ? rows[v].insns[MODE_KERNEL][col] :
+				       kind == K_DATA ? rows[v].reads[col] : rows[v].rodata[col];
 			}
-			fprintf(f, "%s from=%d mem=", prefix, n);
-			if (col == COL_OTHER)
-				fprintf(f, "other");
-			else
-				fprintf(f, "%d", m);
-			fprintf(f, " %s=%" PRIu64 "\n", key, sum);
+			fprintf(f, "%s%s from=%d", lead, name, n);
+			print_mem(f, col);
+			fprintf(f, " %s=%" PRIu64 "\n",
+				kind == K_INSNS ? "kernel_insns" : "kernel_reads", sum);
 		}
 	}
 }
 
+/*
+ * Every count of @rows (one vcpu_stats per vCPU), each line led by @lead:
+ * "" for the totals, "phase=P " for phase P (@phase: with kernel_insns=).
+ */
+static void print_counts(FILE *f, const char *lead, const struct vcpu_stats *rows,
+			 int nodes, bool phase)
+{
+	int v, m;
+
+	print_lines(f, lead, rows, nodes, K_INSNS, phase);
+	/* Per vCPU and per memory node, then per vCPU node and memory node. */
+	for (v = 0; v < n_vcpus; v++) {
+		for (m = 0; m <= nodes; m++) {
+			int col = m == nodes ? COL_OTHER : m;
+
+			fprintf(f, "%svmatrix vcpu=%d", lead, v);
+			print_mem(f, col);
+			fprintf(f, " kernel_insns=%" PRIu64 " user_insns=%" PRIu64 "\n",
+				rows[v].insns[MODE_KERNEL][col],
+				rows[v].insns[MODE_USER][col]);
+		}
+	}
+	print_node_matrix(f, lead, rows, nodes, K_INSNS);
+	if (data_on) {
+		print_lines(f, lead, rows, nodes, K_DATA, phase);
+		print_node_matrix(f, lead, rows, nodes, K_DATA);
+	}
+	if (rodata_on) {
+		print_lines(f, lead, rows, nodes, K_RODATA, phase);
+		print_node_matrix(f, lead, rows, nodes, K_RODATA);
+	}
+}
+
+static void add_stats(struct vcpu_stats *dst, const struct vcpu_stats *src)
+{
+	int c, m;
+
+	for (c = 0; c < NCOLS; c++) {
+		for (m = 0; m < NMODES; m++)
+			dst->insns[m][c] += src->insns[m][c];
+		dst->reads[c] += src->reads[c];
+		dst->rodata[c] += src->rodata[c];
+	}
+	dst->reads_io += src->reads_io;
+	dst->rodata_io += src->rodata_io;
+}
+
+/* Instructions of @mode in @s, from every memory column. */
+static uint64_t insns_of(const struct vcpu_stats *s, int mode)
+{
+	uint64_t sum = 0;
+	int c;
+
+	for (c = 0; c < NCOLS; c++)
+		sum += s->insns[mode][c];
+	return sum;
+}
+
 static void report(FILE *f)
 {
+	static struct vcpu_stats total[MAX_VCPUS];
+	uint64_t marks = 0;
 	int nodes = nodes_total();
-	int v, n, m, k;
-	char prefix[64];
+	int v, n, p;
+	char lead[32];
 
-	fprintf(f, "locality version=1 nodes=%d vcpus=%d data=%s mapped_ranges=%d cpunodes_src=%s cpunodes=",
+	for (p = 0; p < MAX_PHASES; p++) {
+		marks += phase_marks[p];
+		for (v = 0; v < n_vcpus; v++)
+			add_stats(&total[v], &stats[p][v]);
+	}
+
+	fprintf(f, "locality version=2 nodes=%d vcpus=%d data=%s mapped_ranges=%d cpunodes_src=%s cpunodes=",
 		nodes, n_vcpus, data_on ? "on" : "off", n_ranges,
 		cpunodes_given ? "arg" : "guess");
 	for (v = 0; v < n_vcpus; v++)
@@ -313,73 +510,34 @@ static void report(FILE *f)
 	fprintf(f, " homes_src=%s homes=", homes_given ? "arg" : "self");
 	for (n = 0; n < nodes; n++)
 		fprintf(f, "%s%d", n ? ":" : "", home[n]);
-	fputc('\n', f);
+	fprintf(f, " phase_page=0x%llx max_phases=%d phase_marks=%" PRIu64
+		" phase_overflow=%" PRIu64, PHASE_PAGE, MAX_PHASES, marks,
+		phase_overflow);
+	if (rodata_on)
+		fprintf(f, " rodata=%" PRIx64 "-%" PRIx64 "\n", rodata_start, rodata_end);
+	else
+		fprintf(f, " rodata=off\n");
 
-	for (v = 0; v < n_vcpus; v++) {
-		snprintf(prefix, sizeof(prefix), "vcpu=%d node=%d home=%d", v,
-			 cpu_node[v], home[cpu_node[v]]);
-		print_insn_line(f, prefix, &v, 1, cpu_node[v]);
-	}
-	for (n = 0; n < nodes; n++) {
-		int members[MAX_VCPUS], cnt = 0;
+	print_counts(f, "", total, nodes, false);
+
+	/* Phases, if the guest marked any: those that were marked or counted. */
+	for (p = 0; marks && p < MAX_PHASES; p++) {
+		struct vcpu_stats sum = { 0 };
+		uint64_t kernel, user, reads;
 
 		for (v = 0; v < n_vcpus; v++)
-			if (cpu_node[v] == n)
-				members[cnt++] = v;
-		if (!cnt)
+			add_stats(&sum, &stats[p][v]);
+		kernel = insns_of(&sum, MODE_KERNEL);
+		user = insns_of(&sum, MODE_USER);
+		reads = sum.reads_io;
+		for (n = 0; n < NCOLS; n++)
+			reads += sum.reads[n];
+		if (!phase_marks[p] && !kernel && !user && !reads)
 			continue;
-		snprintf(prefix, sizeof(prefix), "node=%d home=%d vcpus=%d", n,
-			 home[n], cnt);
-		print_insn_line(f, prefix, members, cnt, n);
-	}
-
-	/* Per vCPU and per memory node, then per vCPU node and memory node. */
-	for (v = 0; v < n_vcpus; v++) {
-		for (m = 0; m <= nodes; m++) {
-			int col = m == nodes ? COL_OTHER : m;
-
-			fprintf(f, "vmatrix vcpu=%d mem=", v);
-			if (col == COL_OTHER)
-				fprintf(f, "other");
-			else
-				fprintf(f, "%d", m);
-			fprintf(f, " kernel_insns=%" PRIu64 " user_insns=%" PRIu64 "\n",
-				stats[v].insns[MODE_KERNEL][col],
-				stats[v].insns[MODE_USER][col]);
-		}
-	}
-	print_node_matrix(f, nodes, "matrix", "kernel_insns", false);
-
-	if (data_on) {
-		for (k = -1; k < nodes; k++) {
-			/* k == -1: one line per vCPU; else the vCPUs of node k. */
-			for (v = 0; v < n_vcpus; v++) {
-				uint64_t l = 0, r = 0, o = 0, io = 0;
-				int w, cnt = 0;
-
-				if (k >= 0 && v)
-					break;
-				for (w = 0; w < n_vcpus; w++) {
-					if (k < 0 ? w != v : cpu_node[w] != k)
-						continue;
-					split(stats[w].reads, cpu_node[w], &l, &r, &o);
-					io += stats[w].reads_io;
-					cnt++;
-				}
-				if (!cnt)
-					continue;
-				if (k < 0)
-					fprintf(f, "data vcpu=%d node=%d home=%d", v,
-						cpu_node[v], home[cpu_node[v]]);
-				else
-					fprintf(f, "data node=%d home=%d vcpus=%d", k,
-						home[k], cnt);
-				fprintf(f, " kernel_local=%" PRIu64 " kernel_remote=%" PRIu64
-					" kernel_other=%" PRIu64 " kernel_io=%" PRIu64
-					" remote_frac=%s\n", l, r, o, io, frac(r, l));
-			}
-		}
-		print_node_matrix(f, nodes, "data matrix", "kernel_reads", true);
+		fprintf(f, "phase=%d marks=%" PRIu64 " kernel_insns=%" PRIu64
+			" user_insns=%" PRIu64 "\n", p, phase_marks[p], kernel, user);
+		snprintf(lead, sizeof(lead), "phase=%d ", p);
+		print_counts(f, lead, stats[p], nodes, true);
 	}
 	fprintf(f, "end\n");
 }
@@ -405,6 +563,9 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 		return;
 	}
 	report(f);
+	if (phase_overflow)
+		fprintf(stderr, "locality: %" PRIu64 " phase marker(s) beyond phase %d counted in phase %d\n",
+			phase_overflow, MAX_PHASES - 1, MAX_PHASES - 1);
 	if (f == stderr)
 		fflush(f);
 	else
@@ -433,6 +594,21 @@ static int parse_nodes(const char *s, int *dst, int max)
 			return -1;
 	}
 	return n;
+}
+
+/* "START-END", kernel virtual addresses in hex ("0x" optional), START < END. */
+static bool parse_range(const char *s, uint64_t *start, uint64_t *end)
+{
+	char *p, *q;
+
+	if (!*s || *s == '-')
+		return false;
+	errno = 0;
+	*start = strtoull(s, &p, 16);
+	if (*p != '-' || p[1] == '\0' || p[1] == '-')
+		return false;
+	*end = strtoull(p + 1, &q, 16);
+	return !errno && !*q && *start < *end;
 }
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
@@ -477,6 +653,12 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			homes_given = true;
 		} else if (!strncmp(arg, "out=", 4)) {
 			out_path = val;
+		} else if (!strncmp(arg, "rodata=", 7)) {
+			if (!parse_range(val, &rodata_start, &rodata_end)) {
+				fprintf(stderr, "locality: bad rodata '%s' (want START-END in hex, e.g. ffffffff82000000-ffffffff82a00000)\n", val);
+				return -1;
+			}
+			rodata_on = true;
 		} else if (!strncmp(arg, "data=", 5)) {
 			if (!qemu_plugin_bool_parse("data", val, &data_on)) {
 				fprintf(stderr, "locality: bad boolean '%s'\n", arg);
@@ -490,6 +672,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	if (cpunodes_given && given != n_vcpus) {
 		fprintf(stderr, "locality: cpunodes names %d vCPUs, the guest has %d\n",
 			given, n_vcpus);
+		return -1;
+	}
+	if (rodata_on && !data_on) {
+		fprintf(stderr, "locality: rodata= counts data reads: it needs data=on\n");
 		return -1;
 	}
 	if (data_on && !hwaddr_layout_ok()) {

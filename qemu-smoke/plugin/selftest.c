@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * selftest.c - drive the locality meter without QEMU.
+ *
+ * Includes locality.c and provides the few QEMU 7.2 plugin API functions
+ * it calls: "translating" a block calls the meter's translation callback
+ * with a fake block, "executing" it calls the callbacks the meter
+ * registered, in QEMU's order (the block's callbacks first, then each
+ * instruction's exec and memory callbacks). Node memory is two files,
+ * node0.mem and node1.mem, mapped as boot.py's file backend maps them, so
+ * the meter finds them in /proc/self/maps as it does in QEMU.
+ *
+ *   selftest DIR REPORT
+ *
+ * plays a two-node, four-vCPU run with phase markers and data=on,
+ * rodata=..., checks the meter's counters against the numbers the script
+ * implies, and writes the meter's report to REPORT (scripts/meter-check.sh
+ * --assert qemu-smoke/topologies/2node.topo REPORT must pass on it).
+ * Exits 0 when every check passed. Built by 'make -C qemu-smoke/plugin
+ * selftest'; run by checks/fixtures-test.sh.
+ */
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "locality.c"
+
+#define MAX_TB_INSNS	8
+#define NODE_BYTES	65536
+
+struct qemu_plugin_insn {
+	uint64_t vaddr;
+	void *haddr;
+	qemu_plugin_vcpu_udata_cb_t exec_cb;
+	void *exec_udata;
+	qemu_plugin_vcpu_mem_cb_t mem_cb;
+	void *mem_udata;
+	bool reads;		/* the instruction reads data_vaddr ... */
+	uint64_t data_vaddr;
+	void *data_host;	/* ... at this host address (NULL: unresolved) */
+};
+
+struct qemu_plugin_tb {
+	size_t n;
+	struct qemu_plugin_insn insn[MAX_TB_INSNS];
+	int ncb;
+	struct {
+		qemu_plugin_vcpu_udata_cb_t cb;
+		void *udata;
+	} cb[NCLASSES];
+};
+
+static qemu_plugin_vcpu_tb_trans_cb_t trans_cb;
+static qemu_plugin_udata_cb_t exit_cb;
+static void *exit_udata;
+static struct hwaddr_72 fake_hw;
+
+void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id,
+					   qemu_plugin_vcpu_tb_trans_cb_t cb)
+{
+	(void)id;
+	trans_cb = cb;
+}
+
+void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id,
+				    qemu_plugin_udata_cb_t cb, void *userdata)
+{
+	(void)id;
+	exit_cb = cb;
+	exit_udata = userdata;
+}
+
+void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb,
+					  qemu_plugin_vcpu_udata_cb_t cb,
+					  enum qemu_plugin_cb_flags flags,
+					  void *userdata)
+{
+	(void)flags;
+	tb->cb[tb->ncb].cb = cb;
+	tb->cb[tb->ncb++].udata = userdata;
+}
+
+void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn,
+					    qemu_plugin_vcpu_udata_cb_t cb,
+					    enum qemu_plugin_cb_flags flags,
+					    void *userdata)
+{
+	(void)flags;
+	insn->exec_cb = cb;
+	insn->exec_udata = userdata;
+}
+
+void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn,
+				      qemu_plugin_vcpu_mem_cb_t cb,
+				      enum qemu_plugin_cb_flags flags,
+				      enum qemu_plugin_mem_rw rw,
+				      void *userdata)
+{
+	(void)flags;
+	(void)rw;
+	insn->mem_cb = cb;
+	insn->mem_udata = userdata;
+}
+
+size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb)
+{
+	return tb->n;
+}
+
+struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb,
+						 size_t idx)
+{
+	return (struct qemu_plugin_insn *)&tb->insn[idx];
+}
+
+uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn)
+{
+	return insn->vaddr;
+}
+
+void *qemu_plugin_insn_haddr(const struct qemu_plugin_insn *insn)
+{
+	return insn->haddr;
+}
+
+size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn)
+{
+	(void)insn;
+	return 1;
+}
+
+/* The access being executed: its host address, as QEMU 7.2 records it. */
+struct qemu_plugin_hwaddr *qemu_plugin_get_hwaddr(qemu_plugin_meminfo_t info,
+						  uint64_t vaddr)
+{
+	(void)info;
+	(void)vaddr;
+	return fake_hw.hostaddr ? (struct qemu_plugin_hwaddr *)&fake_hw : NULL;
+}
+
+/*
+ * The meter's data=on check reads the machine code of these two: give
+ * them QEMU 7.2's (Debian 12's build), whatever this compiler would emit.
+ */
+__asm__(".text\n"
+	".globl qemu_plugin_hwaddr_is_io\n"
+	".type qemu_plugin_hwaddr_is_io, @function\n"
+	"qemu_plugin_hwaddr_is_io:\n"
+	"	movzbl (%rdi), %eax\n"
+	"	ret\n"
+	".globl qemu_plugin_hwaddr_phys_addr\n"
+	".type qemu_plugin_hwaddr_phys_addr, @function\n"
+	"qemu_plugin_hwaddr_phys_addr:\n"
+	"	mov 0x8(%rdi), %rdi\n"
+	"	mov %rdi, %rax\n"
+	"	ret\n");
+
+bool qemu_plugin_bool_parse(const char *name, const char *val, bool *ret)
+{
+	(void)name;
+	if (!strcmp(val, "on") || !strcmp(val, "true") || !strcmp(val, "yes")) {
+		*ret = true;
+		return true;
+	}
+	if (!strcmp(val, "off") || !strcmp(val, "false") || !strcmp(val, "no")) {
+		*ret = false;
+		return true;
+	}
+	return false;
+}
+
+/* ---- the script ---- */
+
+#define KTEXT		0xffffffff81000000ull	/* image text, node 0 */
+#define KMOD		0xffffffffa0000000ull	/* module text, node 1 */
+#define RODATA		0xffffffff82000000ull	/* rodata=RODATA-RODATA_END */
+#define RODATA_END	0xffffffff82800000ull
+#define DIRECT		0xffff888000001000ull	/* a direct-map address */
+#define UTEXT		0x401000ull
+
+static unsigned char *mem[2];	/* node 0 and node 1 memory */
+static int checks, failures;
+
+/* A block of n instructions at vaddr whose bytes are at host (or NULL). */
+static struct qemu_plugin_tb *block(uint64_t vaddr, unsigned char *host, size_t n)
+{
+	struct qemu_plugin_tb *tb = calloc(1, sizeof(*tb));
+	size_t i;
+
+	if (!tb || n > MAX_TB_INSNS)
+		abort();
+	tb->n = n;
+	for (i = 0; i < n; i++) {
+		tb->insn[i].vaddr = vaddr + i;
+		tb->insn[i].haddr = host ? host + i : NULL;
+	}
+	return tb;
+}
+
+static struct qemu_plugin_tb *translate(struct qemu_plugin_tb *tb)
+{
+	trans_cb(1, tb);
+	return tb;
+}
+
+static void run(struct qemu_plugin_tb *tb, unsigned int vcpu, int times)
+{
+	size_t i;
+	int c;
+
+	while (times-- > 0) {
+		for (c = 0; c < tb->ncb; c++)
+			tb->cb[c].cb(vcpu, tb->cb[c].udata);
+		for (i = 0; i < tb->n; i++) {
+			struct qemu_plugin_insn *insn = &tb->insn[i];
+
+			if (insn->exec_cb)
+				insn->exec_cb(vcpu, insn->exec_udata);
+			if (insn->reads && insn->mem_cb) {
+				fake_hw.hostaddr = insn->data_host;
+				insn->mem_cb(vcpu, 0, insn->data_vaddr, insn->mem_udata);
+			}
+		}
+	}
+}
+
+/* Execute the one-instruction marker block at byte OFFSET of the page. */
+static void mark(unsigned int vcpu, unsigned int offset)
+{
+	static struct qemu_plugin_tb *tbs[PHASE_PAGE_SIZE];
+
+	if (!tbs[offset])
+		tbs[offset] = translate(block(PHASE_PAGE + offset, mem[1] + 0x2000 + offset, 1));
+	run(tbs[offset], vcpu, 1);
+}
+
+static void expect(const char *what, uint64_t got, uint64_t want)
+{
+	checks++;
+	if (got == want)
+		return;
+	fprintf(stderr, "selftest: %s: %" PRIu64 ", want %" PRIu64 "\n", what, got, want);
+	failures++;
+}
+
+static int install(int argc, char **argv)
+{
+	qemu_info_t info = { .target_name = "x86_64", .system_emulation = true };
+
+	info.system.smp_vcpus = 4;
+	info.system.max_vcpus = 4;
+	return qemu_plugin_install(1, &info, argc, argv);
+}
+
+static void map_nodes(const char *dir)
+{
+	char path[4096];
+	int n, fd;
+
+	for (n = 0; n < 2; n++) {
+		snprintf(path, sizeof(path), "%s/node%d.mem", dir, n);
+		fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0 || ftruncate(fd, NODE_BYTES)) {
+			perror(path);
+			exit(2);
+		}
+		mem[n] = mmap(NULL, NODE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (mem[n] == MAP_FAILED) {
+			perror("mmap");
+			exit(2);
+		}
+		close(fd);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	char out_arg[4200];
+	char *bad_rodata[] = { "data=on", "rodata=ffffffff82000000" };
+	char *bad_order[] = { "data=on", "rodata=ffffffff82800000-ffffffff82000000" };
+	char *rodata_no_data[] = { "rodata=ffffffff82000000-ffffffff82800000" };
+	char *args[] = { "cpunodes=0:0:1:1", "homes=0:1", "data=on",
+			 "rodata=ffffffff82000000-ffffffff82800000", out_arg };
+	struct qemu_plugin_tb *ktext, *kread, *kmod, *bios, *user;
+	int i;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: selftest DIR REPORT\n");
+		return 2;
+	}
+	map_nodes(argv[1]);
+	snprintf(out_arg, sizeof(out_arg), "out=%s", argv[2]);
+
+	/* Arguments the meter must refuse. */
+	expect("install with rodata= and data=off", install(1, rodata_no_data) == -1, 1);
+	expect("install with rodata=START only", install(2, bad_rodata) == -1, 1);
+	expect("install with rodata END < START", install(2, bad_order) == -1, 1);
+	expect("install", install(5, args), 0);
+
+	ktext = translate(block(KTEXT, mem[0] + 0x100, 8));
+	kmod = translate(block(KMOD, mem[1] + 0x100, 5));
+	bios = translate(block(0xfff0, NULL, 3));
+	user = translate(block(UTEXT, mem[1] + 0x4000, 6));
+	/*
+	 * Five kernel reads: rodata on node 0, rodata on node 1, the direct
+	 * map on node 0, rodata unresolved (I/O), and the first byte past
+	 * the rodata range (node 0, not rodata).
+	 */
+	kread = block(KTEXT + 0x1000, mem[0] + 0x1000, 5);
+	for (i = 0; i < 5; i++)
+		kread->insn[i].reads = true;
+	kread->insn[0].data_vaddr = RODATA + 0x100;
+	kread->insn[0].data_host = mem[0] + 0x8000;
+	kread->insn[1].data_vaddr = RODATA + 0x200;
+	kread->insn[1].data_host = mem[1] + 0x8000;
+	kread->insn[2].data_vaddr = DIRECT;
+	kread->insn[2].data_host = mem[0] + 0x9000;
+	kread->insn[3].data_vaddr = RODATA + 0x300;
+	kread->insn[3].data_host = NULL;
+	kread->insn[4].data_vaddr = RODATA_END;
+	kread->insn[4].data_host = mem[0] + 0xa000;
+	translate(kread);
+
+	/* Phase 0, the boot: node 1's vCPUs run the image remotely. */
+	run(bios, 0, 1000);
+	run(ktext, 0, 10000);
+	run(kread, 0, 10);
+	run(ktext, 1, 5000);
+	run(ktext, 2, 8000);
+	run(kmod, 2, 100);
+	run(ktext, 3, 7000);
+
+	mark(0, 16 * 1);		/* phase 1 */
+	run(user, 0, 100);
+	mark(0, 16 * 2);		/* phase 2 */
+	run(ktext, 0, 200);
+	run(kread, 0, 50);
+	run(kmod, 0, 10);
+	run(user, 0, 10);
+	run(ktext, 2, 30);
+	mark(0, 0);			/* slot 0: not a marker */
+	mark(0, 16 * 3 + 8);		/* not at a slot: not a marker */
+	mark(2, 16 * 1);		/* phase 1 again */
+	run(ktext, 1, 7);
+	mark(3, 16 * 200);		/* beyond MAX_PHASES: the last phase */
+	run(ktext, 3, 3);
+
+	expect("phase now", phase_now, MAX_PHASES - 1);
+	expect("marks of phase 0", phase_marks[0], 0);
+	expect("marks of phase 1", phase_marks[1], 2);
+	expect("marks of phase 2", phase_marks[2], 1);
+	expect("marks of phase 3", phase_marks[3], 0);
+	expect("marks of the last phase", phase_marks[MAX_PHASES - 1], 1);
+	expect("phase overflow", phase_overflow, 1);
+
+	expect("phase 0 vcpu 0 kernel node 0", stats[0][0].insns[MODE_KERNEL][0], 10000 * 8 + 10 * 5);
+	expect("phase 0 vcpu 0 user other", stats[0][0].insns[MODE_USER][COL_OTHER], 3000);
+	expect("phase 0 vcpu 2 kernel node 1", stats[0][2].insns[MODE_KERNEL][1], 500);
+	expect("phase 0 vcpu 3 kernel node 0", stats[0][3].insns[MODE_KERNEL][0], 56000);
+	/* A marker's own instruction counts in the phase before it. */
+	expect("phase 0 vcpu 0 user node 1", stats[0][0].insns[MODE_USER][1], 1);
+	expect("phase 1 vcpu 0 user node 1", stats[1][0].insns[MODE_USER][1], 600 + 1);
+	expect("phase 1 vcpu 0 kernel", stats[1][0].insns[MODE_KERNEL][0], 0);
+	expect("phase 1 vcpu 1 kernel node 0", stats[1][1].insns[MODE_KERNEL][0], 56);
+	expect("phase 2 vcpu 0 kernel node 0", stats[2][0].insns[MODE_KERNEL][0], 200 * 8 + 50 * 5);
+	expect("phase 2 vcpu 0 kernel node 1", stats[2][0].insns[MODE_KERNEL][1], 50);
+	/* Two non-markers and phase 1's marker on vCPU 2 ran in phase 2. */
+	expect("phase 2 vcpu 0 user node 1", stats[2][0].insns[MODE_USER][1], 60 + 2);
+	expect("phase 2 vcpu 2 user node 1", stats[2][2].insns[MODE_USER][1], 1);
+	expect("phase 2 vcpu 2 kernel node 0", stats[2][2].insns[MODE_KERNEL][0], 240);
+	expect("phase 2 vcpu 1 kernel", stats[2][1].insns[MODE_KERNEL][0], 0);
+	expect("last phase vcpu 3 kernel node 0",
+	       stats[MAX_PHASES - 1][3].insns[MODE_KERNEL][0], 24);
+	expect("last phase vcpu 3 user node 1", stats[MAX_PHASES - 1][3].insns[MODE_USER][1], 0);
+	expect("phase 1 vcpu 3 user node 1", stats[1][3].insns[MODE_USER][1], 1);
+
+	expect("phase 0 vcpu 0 reads node 0", stats[0][0].reads[0], 10 * 3);
+	expect("phase 2 vcpu 0 reads node 0", stats[2][0].reads[0], 50 * 3);
+	expect("phase 2 vcpu 0 reads node 1", stats[2][0].reads[1], 50);
+	expect("phase 2 vcpu 0 reads io", stats[2][0].reads_io, 50);
+	expect("phase 2 vcpu 0 rodata node 0", stats[2][0].rodata[0], 50);
+	expect("phase 2 vcpu 0 rodata node 1", stats[2][0].rodata[1], 50);
+	expect("phase 2 vcpu 0 rodata io", stats[2][0].rodata_io, 50);
+	expect("phase 1 vcpu 0 reads", stats[1][0].reads[0] + stats[1][0].reads_io, 0);
+
+	exit_cb(1, exit_udata);
+	if (failures) {
+		fprintf(stderr, "selftest: %d of %d checks failed\n", failures, checks);
+		return 1;
+	}
+	printf("selftest: %d checks of the meter passed\n", checks);
+	return 0;
+}
