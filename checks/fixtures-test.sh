@@ -7,9 +7,15 @@
 #  - checks/node-arrays.sh --diff on checks/fixtures/node-arrays/*.diff:
 #    good-*.diff must pass, bad-*.diff must fail.
 #  - checks/cr3-consumers.sh --tree on two made-up trees.
+#  - the meter itself without QEMU: qemu-smoke/plugin/selftest.c plays a
+#    two-node run with phase markers and checks the counters, and the
+#    report it writes must pass scripts/meter-check.sh --assert.
 # (coccicheck.sh runs its own positive control on checks/fixtures/*.c.)
 . "$(dirname "$0")/../scripts/lib.sh"
+need make gcc
 
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 passed=0 failed=0
 expect() { # pass|fail NAME COMMAND...
 	local want=$1 name=$2 got=pass out
@@ -52,13 +58,22 @@ for f in "${diffs[@]}"; do
 done
 # cr3-consumers.sh: an unaudited use of ->pgd as an address space fails,
 # an audited one with its guard passes.
-fake=$(mktemp -d)
-trap 'rm -rf "$fake"' EXIT
+fake=$tmp/cr3
 mkdir -p "$fake/bad/arch/x86/kvm" "$fake/good/arch/x86/hyperv"
 printf 'u64 f(struct mm_struct *mm) { return __pa(mm->pgd); }\n' >"$fake/bad/arch/x86/kvm/x.c"
 printf 'u64 f(struct mm_struct *mm) { return mm_has_node_pgds(mm) ? 0 : virt_to_phys(mm->pgd); }\n' \
 	>"$fake/good/arch/x86/hyperv/mmu.c"
 expect fail "cr3-consumers unaudited" "$REPO/checks/cr3-consumers.sh" --tree "$fake/bad"
 expect pass "cr3-consumers audited" "$REPO/checks/cr3-consumers.sh" --tree "$fake/good"
+# The meter's self-test: its output on success is its summary line; the
+# arguments it makes the meter refuse print to $tmp/selftest.err.
+meter_selftest() {
+	make -s -C "$REPO/qemu-smoke/plugin" O="$tmp/plugin" selftest || return
+	mkdir -p "$tmp/nodes"
+	"$tmp/plugin/selftest" "$tmp/nodes" "$tmp/selftest.txt" 2>"$tmp/selftest.err" ||
+		{ cat "$tmp/selftest.err"; return 1; }
+	"$REPO/scripts/meter-check.sh" --assert "$REPO/qemu-smoke/topologies/2node.topo" "$tmp/selftest.txt"
+}
+expect pass "meter selftest" meter_selftest
 echo "fixtures: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -7,7 +7,9 @@
 #
 #   meter-check.sh --assert TOPOLOGY.topo locality.txt
 # only asserts a report (no build, no boot): checks/fixtures-test.sh runs
-# it on the good and bad reports in checks/fixtures/meter/.
+# it on the good and bad reports in checks/fixtures/meter/. A report with
+# phases (the guest marked one: phase= lines) is also held to
+# meter_assert_phases, here and after a boot.
 . "$(dirname "$0")/lib.sh"
 
 # meter_assert TOPOLOGY REPORT: print what is wrong with the meter's
@@ -93,9 +95,146 @@ meter_assert() {
 	}' "$2"
 }
 
+# meter_assert_phases TOPOLOGY REPORT: print what is wrong with the
+# phases of the meter's REPORT (the phase=P lines, qemu-smoke/plugin/
+# README.md) of a boot on TOPOLOGY; fail if any.
+#  - phase 0, the boot, is there; every phase has one vcpu line per CPU
+#    and as many lines as the totals; a phase after 0 was marked (marks >
+#    0), and the header's phase_marks is the sum of the phases' marks;
+#  - the phases add up to the totals: for every total line (vcpu=, node=,
+#    vmatrix, matrix, data, rodata) and each of its counters, the sum of
+#    the same line over the phases; no phase line without a total line;
+#  - a phase's vcpu and node lines say kernel_insns = kernel_local +
+#    kernel_remote + kernel_other, and its "phase=P marks=" line the sum
+#    of its vcpu lines' kernel_insns;
+#  - a phase after the boot counted kernel instructions (the guest marked
+#    phases to measure the kernel in them).
+meter_assert_phases() {
+	local cpus f
+	for f; do [ -f "$f" ] || die "meter_assert_phases: no $f"; done
+	cpus=$(awk '{ sub(/#.*/, "") } $1 == "cpus" { c = $2 } END { print c + 0 }' "$1")
+	[ "$cpus" != 0 ] || die "$1: no cpus line"
+	awk -v cpus="$cpus" '
+	function fail(msg) { if (++fails <= 20) print "  " msg; bad = 1 }
+	# Split the fields from $first on: id = the words and the fields that
+	# say whose counts these are ("vcpu=0 node=0 home=0", "data matrix
+	# from=1 mem=other"); c[key] = each counter (not remote_frac).
+	function parse(first,  i, kv) {
+		id = ""
+		split("", c)
+		for (i = first; i <= NF; i++) {
+			if (split($i, kv, "=") != 2)
+				id = id " " $i
+			else if (kv[1] ~ /^(vcpu|node|home|vcpus|from|mem)$/)
+				id = id " " $i
+			else if (kv[1] != "remote_frac")
+				c[kv[1]] = kv[2] + 0
+		}
+		id = substr(id, 2)
+	}
+	$1 == "locality" {
+		for (i = 2; i <= NF; i++)
+			if ($i ~ /^phase_marks=/) { header_marks = substr($i, 13) + 0; has_marks = 1 }
+		next
+	}
+	$1 == "end" { next }
+	$1 !~ /^phase=/ {
+		parse(1)
+		total[id] = 1
+		total_lines++
+		for (k in c)
+			tot[id, k] = c[k]
+		next
+	}
+	{
+		p = substr($1, 7) + 0
+		if (!(p in phases))
+			nphases++
+		phases[p] = 1
+		if ($2 ~ /^marks=/) {
+			parse(2)
+			summary[p] = 1
+			marks[p] = c["marks"]
+			sum_marks += c["marks"]
+			summary_kernel[p] = c["kernel_insns"]
+			next
+		}
+		parse(2)
+		lines[p]++
+		if (!(id in in_phases)) {
+			in_phases[id] = 1
+			ids[++nids] = id
+		}
+		for (k in c)
+			if (k != "kernel_insns" || id ~ /^(vmatrix|matrix) /)
+				sum[id, k] += c[k]
+		if (id ~ /^(vcpu|node)=/) {
+			if (!("kernel_insns" in c))
+				fail("phase " p " " id ": no kernel_insns")
+			else if (c["kernel_insns"] != c["kernel_local"] + c["kernel_remote"] + c["kernel_other"])
+				fail("phase " p " " id ": kernel_insns=" c["kernel_insns"] " is not kernel_local + kernel_remote + kernel_other")
+		}
+		if (id ~ /^vcpu=/) {
+			vcpu_lines[p]++
+			vcpu_kernel[p] += c["kernel_insns"]
+		}
+	}
+	END {
+		if (!nphases) {
+			fail("no phase lines")
+			exit bad
+		}
+		if (!(0 in phases))
+			fail("no phase 0 (the boot, from reset to the first marker)")
+		later = 0
+		for (p in phases) {
+			if (!(p in summary))
+				fail("phase " p ": no phase=" p " marks= line")
+			else if (summary_kernel[p] != vcpu_kernel[p])
+				fail("phase " p ": kernel_insns=" summary_kernel[p] " but its vcpu lines sum to " vcpu_kernel[p])
+			if (p + 0 > 0 && (p in summary) && marks[p] == 0)
+				fail("phase " p " counted, but was never marked")
+			if (vcpu_lines[p] != cpus)
+				fail("phase " p ": " vcpu_lines[p] + 0 " vcpu line(s), want " cpus)
+			else if (lines[p] != total_lines)
+				fail("phase " p ": " lines[p] + 0 " lines, the totals have " total_lines)
+			if (p + 0 > 0 && vcpu_kernel[p] > 0)
+				later = 1
+		}
+		if (!has_marks)
+			fail("no phase_marks= in the header")
+		else if (header_marks != sum_marks)
+			fail("header phase_marks=" header_marks ", the phases were marked " sum_marks " times")
+		if (!later)
+			fail("no phase after the boot counted kernel instructions")
+		for (i = 1; i <= nids; i++)
+			if (!(ids[i] in total))
+				fail("phase lines [" ids[i] "] have no total line")
+		for (key in tot) {
+			split(key, kk, SUBSEP)
+			if (!(kk[1] in in_phases))
+				fail("total line [" kk[1] "] is in no phase")
+			else if (sum[key] != tot[key])
+				fail("[" kk[1] "] " kk[2] ": the phases sum to " sum[key] + 0 ", the total is " tot[key])
+		}
+		exit bad
+	}' "$2"
+}
+
+# The report's assertions: meter_assert, and meter_assert_phases if the
+# guest marked phases.
+meter_assert_all() {
+	local rc=0
+	meter_assert "$1" "$2" || rc=1
+	if grep -q '^phase=' "$2"; then
+		meter_assert_phases "$1" "$2" || rc=1
+	fi
+	return $rc
+}
+
 if [ "${1:-}" = --assert ]; then
 	[ $# = 3 ] || die "usage: ${0##*/} [--assert TOPOLOGY.topo locality.txt]"
-	meter_assert "$2" "$3"
+	meter_assert_all "$2" "$3"
 	exit
 fi
 
@@ -123,7 +262,7 @@ for topo in 1node 2node; do
 		continue
 	fi
 	awk -v t="$topo" '/^vcpu=/ { printf "  %s: %s %s %s %s %s %s\n", t, $1, $2, $4, $5, $6, $NF }' "$report" >&2
-	meter_assert "$topo_file" "$report" >&2 || { say "$topo: the meter report is wrong (above): $report"; rc=1; }
+	meter_assert_all "$topo_file" "$report" >&2 || { say "$topo: the meter report is wrong (above): $report"; rc=1; }
 done
 [ "$rc" = 0 ] && say "the locality meter counts (reports in $out)"
 exit $rc
