@@ -89,11 +89,13 @@ selftest: build
 # fetches on the node without the image): the base kernel, or with
 # METER=off REV built with the option off, which 'make check' has already
 # built for the smoke matrix (a base build would add ten minutes to CI).
+# METER=off also boots REV built with CONFIG=$${METER_SERIES:-smoke}, which
+# replicates, and compares their steady states: that build must exist.
 meter: deps
 ifeq ($(METER),off)
 	@CONFIG=smoke-off $(S)/build.sh
 	@CONFIG=smoke-off $(S)/initramfs.sh
-	@CONFIG=smoke-off $(S)/meter-check.sh
+	@CONFIG=smoke-off METER_SERIES=$${METER_SERIES:-smoke} $(S)/meter-check.sh
 else
 	@REV=base $(S)/tree.sh
 	@REV=base CONFIG=smoke $(S)/build.sh

@@ -4,6 +4,7 @@
 #  - scripts/meter-check.sh --assert on checks/fixtures/meter/TOPO-*.txt:
 #    TOPO-good*.txt must pass, TOPO-bad-*.txt must fail (TOPO names
 #    qemu-smoke/topologies/TOPO.topo).
+#  - scripts/meter-check.sh --steady on checks/fixtures/meter-steady/*/.
 #  - checks/node-arrays.sh --diff on checks/fixtures/node-arrays/*.diff:
 #    good-*.diff must pass, bad-*.diff must fail.
 #  - checks/cr3-consumers.sh --tree on two made-up trees.
@@ -44,6 +45,24 @@ for f in "${reports[@]}"; do
 	topo=$REPO/qemu-smoke/topologies/${name%%-*}.topo
 	[ -f "$topo" ] || die "checks/fixtures/meter/$name: no topology ${topo#"$REPO"/}"
 	expect "$want" "meter $name" "$REPO/scripts/meter-check.sh" --assert "$topo" "$f"
+done
+# meter-check.sh --steady on checks/fixtures/meter-steady/TOPO-good*/ and
+# TOPO-bad-*/: report.txt and ktap.log, and base.txt and base.ktap for a
+# kernel that replicates, compared with one that does not.
+steady=("$REPO"/checks/fixtures/meter-steady/*/)
+[ ${#steady[@]} -gt 0 ] || die "no fixture in checks/fixtures/meter-steady/"
+for f in "${steady[@]}"; do
+	f=${f%/}
+	name=${f##*/}
+	case "$name" in
+	*-good*) want=pass ;;
+	*-bad-*) want=fail ;;
+	*) die "checks/fixtures/meter-steady/$name: name it TOPO-good* or TOPO-bad-WHY" ;;
+	esac
+	base=()
+	[ -f "$f/base.txt" ] && base=("$f/base.txt" "$f/base.ktap")
+	expect "$want" "meter steady $name" "$REPO/scripts/meter-check.sh" --steady \
+		"$REPO/qemu-smoke/topologies/${name%%-*}.topo" "$f/report.txt" "$f/ktap.log" "${base[@]}"
 done
 diffs=("$REPO"/checks/fixtures/node-arrays/*.diff)
 [ ${#diffs[@]} -gt 0 ] || die "no node-arrays fixture in checks/fixtures/node-arrays/"

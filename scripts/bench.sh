@@ -4,12 +4,21 @@
 # that rotates every round, the base kernel, REV and REV with
 # kernel_replication=off on each of BENCH_TOPOS, running the guest's bench
 # suite (kbench on every node, ftrace switch time, replica memory). Then
-# one boot of each kernel and topology under the locality meter. Results:
-# $WORK/results/bench/<stamp>/ with results.md and PNG plots (bench.py).
+# each kernel on each of BENCH_METER_TOPOS under the locality meter,
+# BENCH_METER_RUNS times, with the meter guest (ktv_suite=meter): it marks
+# a meter phase per kbench case and node after boot, so that bench.py
+# reports kernel instructions per operation and the steady state's remote
+# fractions. Results: $WORK/results/bench/<stamp>/ with results.md and PNG
+# plots (bench.py).
 #   BENCH_TOPOS   topologies [1node 2node 4node]; on 1node only the ftrace time
 #   BENCH_ROUNDS  rounds of alternating boots [3]
 #   BENCH_REPS    kbench repetitions per case and node [11]
 #   BENCH_LOOP    kbench loop count (fork1024, mmap, openclose) [1024]
+#   BENCH_METER_TOPOS  topologies under the meter [1node 2node 4node 8node]
+#   BENCH_METER_RUNS   meter boots per kernel and topology [2]: the second
+#                      shows how repeatable the instruction counts are
+#   BENCH_METER_CASES  kbench cases under the meter [the RFC's seven,
+#                      getppid, stat, pipe, forkexec]
 . "$(dirname "$0")/lib.sh"
 need python3 gnuplot qemu-system-x86_64 make gcc
 
@@ -18,8 +27,11 @@ topos=${BENCH_TOPOS:-1node 2node 4node}
 rounds=${BENCH_ROUNDS:-3}
 reps=${BENCH_REPS:-11}
 loop=${BENCH_LOOP:-1024}
-for t in $topos; do
-	[ -f "$REPO/qemu-smoke/topologies/$t.topo" ] || die "unknown topology '$t' in BENCH_TOPOS"
+meter_topos=${BENCH_METER_TOPOS:-1node 2node 4node 8node}
+meter_runs=${BENCH_METER_RUNS:-2}
+meter_cases=${BENCH_METER_CASES:-fork1,fork1024,mmap,mmap_lock,openclose,mount,kill,getppid,stat,pipe,forkexec}
+for t in $topos $meter_topos; do
+	[ -f "$REPO/qemu-smoke/topologies/$t.topo" ] || die "unknown topology '$t' in BENCH_TOPOS or BENCH_METER_TOPOS"
 done
 
 # The two kernels, built with the smoke configuration.
@@ -38,11 +50,9 @@ make -s -C "$REPO/qemu-smoke/plugin" O="$plugin_dir" || die "building the locali
 out=$WORK/results/bench/$(date +%Y%m%d-%H%M%S)-$BASE-$rev
 mkdir -p "$out"
 say "results in $out"
-common="ktv_suite=bench ktv_loop=$loop"
-
-# boot KERNEL-NAME TOPO DIR EXTRA-APPEND [boot.py options...]
+# boot KERNEL-NAME TOPO DIR APPEND [boot.py options...]
 boot() {
-	local name=$1 topo=$2 dir=$3 build=$base_build append="$common $4"
+	local name=$1 topo=$2 dir=$3 build=$base_build append=$4
 	shift 4
 	case "$name" in
 	base) ;;
@@ -64,16 +74,21 @@ for r in $(seq 1 "$rounds"); do
 			# One node: only the function tracer's switch time.
 			extra="ktv_reps=$reps"
 			[ "$t" != 1node ] || extra="ktv_bench=ftrace"
-			boot "$k" "$t" "$out/$t/$k/r$r" "$extra" || failed=$((failed + 1))
+			boot "$k" "$t" "$out/$t/$k/r$r" "ktv_suite=bench ktv_loop=$loop $extra" ||
+				failed=$((failed + 1))
 		done
 	done
 done
-# The meter once per kernel and multi-node topology, with a short kbench run.
-for t in $topos; do
-	[ "$t" != 1node ] || continue
-	for k in "${kernels[@]}"; do
-		boot "$k" "$t" "$out/$t/$k/meter" "ktv_reps=1" \
-			--meter "$plugin_dir/locality.so" || failed=$((failed + 1))
+# Under the meter: kernel instructions per operation and the steady state.
+# nokaslr: the image on node 0, as the meter check assumes. Few repetitions:
+# the counts, unlike times, hardly vary (two runs show by how much).
+for m in $(seq 1 "$meter_runs"); do
+	for t in $meter_topos; do
+		for k in "${kernels[@]}"; do
+			boot "$k" "$t" "$out/$t/$k/meter$m" \
+				"nokaslr ktv_suite=meter ktv_cases=$meter_cases ktv_reps=3 ktv_loop=64" \
+				--meter "$plugin_dir/locality.so" || failed=$((failed + 1))
+		done
 	done
 done
 

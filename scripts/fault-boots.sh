@@ -21,6 +21,16 @@ check_build_config "$BUILD/.config"
 grep -qx 'CONFIG_FAIL_KERNEL_REPLICATION=y' "$BUILD/.config" ||
 	die "$BASE $REV $CONFIG has no CONFIG_FAIL_KERNEL_REPLICATION=y: the fault-injection boots cannot run"
 rc=0
+# copy_size SYSTEM.MAP: the bytes of one copy, as krepl_reserve_memory()
+# computes them: text and rodata, each rounded up to 2 MiB.
+copy_size() {
+	local t et r er m=$((2 << 20))
+	read -r t et r er < <(awk '$3 == "_text" { t = $1 } $3 == "_etext" { et = $1 }
+		$3 == "__start_rodata" { r = $1 } $3 == "__end_rodata" { er = $1 }
+		END { print t, et, r, er }' "$1")
+	[ -n "$er" ] || return 1
+	echo $((((16#$et - 16#$t + m - 1) / m + (16#$er - 16#$r + m - 1) / m) * m))
+}
 # fault_boot NAME TOPOLOGY PARAMS [boot.py options]
 fault_boot() {
 	python3 "$REPO/qemu-smoke/boot.py" --kernel "$BUILD/arch/x86/boot/bzImage" \
@@ -38,4 +48,29 @@ fault_boot nocopy 2node "fail_kernel_replication=1,100,0,-1" || rc=1
 # original; nodes 0, 2 and 3 stay local (tests/16-degraded.sh).
 fault_boot partial 4node-near "nokaslr fail_kernel_replication=1,100,0,1 ktv_nocopy=1" \
 	--expect-repl || rc=1
+# Two failures after the copies were reserved (the attribute's space lets
+# through the calls that ask for less than is left: each reservation and
+# each read-only step asks for the copy's size S, a page table for a page
+# or two), both of node 1, which must then use node 2's copy as above:
+#  - protect: its copy is made read-only through the direct map, then the
+#    step fails (injected after the change): the copy must be made
+#    writable again before it is freed, which init_on_free=1 checks by
+#    zeroing every freed page through the direct map;
+#  - tables: all three copies read-only, its first page table fails: its
+#    copy is given back at the end, writable again.
+# The kernel must say why, in words of its own for each.
+size=$(copy_size "$BUILD/System.map") || die "no copy size from $BUILD/System.map"
+# fault_reason NAME MESSAGE: the console log of boot NAME has MESSAGE.
+fault_reason() {
+	local log=$WORK/results/$BASE-$REV-$CONFIG/4node-near-$1/console.log
+	grep -qF "$2" "$log" || { say "$1: no message '$2' in $log"; return 1; }
+}
+fault_boot protect 4node-near \
+	"nokaslr init_on_free=1 fail_kernel_replication=1,100,$((3 * size + 1)),1 ktv_nocopy=1" \
+	--expect-repl || rc=1
+fault_reason protect "node 1: the replica's direct map cannot be made read-only, no replica" || rc=1
+fault_boot tables 4node-near \
+	"nokaslr init_on_free=1 fail_kernel_replication=1,100,$((6 * size + 1)),1 ktv_nocopy=1" \
+	--expect-repl || rc=1
+fault_reason tables "node 1: no memory for the replica's page tables" || rc=1
 exit $rc

@@ -14,7 +14,7 @@ dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'ok installed'
 guest=$REPO/qemu-smoke/guest
 list=$BUILD/initramfs.list
 {
-	for d in /bin /sbin /dev /proc /sys /tmp /lib /lib/modules /lib/modules/test /tests /bench /protect /stress; do
+	for d in /bin /sbin /dev /proc /sys /tmp /lib /lib/modules /lib/modules/test /tests /bench /protect /stress /meter; do
 		echo "dir $d 0755 0 0"
 	done
 	echo "nod /dev/console 0600 0 0 c 5 1"
@@ -30,7 +30,7 @@ list=$BUILD/initramfs.list
 	for t in "$guest"/tests/*.sh; do
 		echo "file /tests/${t##*/} $t 0644 0 0"
 	done
-	for t in "$guest"/bench/*.sh "$guest"/protect/*.sh "$guest"/stress/*.sh; do
+	for t in "$guest"/bench/*.sh "$guest"/protect/*.sh "$guest"/stress/*.sh "$guest"/meter/*.sh; do
 		d=${t%/*}
 		if [ -e "$t" ]; then echo "file /${d##*/}/${t##*/} $t 0644 0 0"; fi
 	done

@@ -1,13 +1,20 @@
 #!/bin/bash
 # Prove that the locality meter counts: build the TCG plugin, boot a kernel
 # that does not replicate (the base, or REV with the option off: see the
-# Makefile) under it on one node and on two nodes, and assert its reports
-# (see meter_assert). A guest that fails its tests fails the check. A
-# measurement, asserted; not a benchmark (that is 'make bench').
+# Makefile) under it on one node and on two nodes with the meter guest
+# (ktv_suite=meter: it marks the meter's phases after boot and runs one
+# kbench case per node), and assert its reports (meter_assert, the phases:
+# meter_assert_phases, the steady state: meter_steady). With
+# METER_SERIES=CONFIG, also REV built with CONFIG, which replicates, on
+# two nodes: its steady state must be more local. A guest that fails its
+# tests fails the check. A measurement, asserted; not a benchmark (that
+# is 'make bench').
 #
 #   meter-check.sh --assert TOPOLOGY.topo locality.txt
-# only asserts a report (no build, no boot): checks/fixtures-test.sh runs
-# it on the good and bad reports in checks/fixtures/meter/. A report with
+#   meter-check.sh --steady TOPOLOGY.topo locality.txt ktap.log [BASE...]
+# only assert a report (no build, no boot): checks/fixtures-test.sh runs
+# them on the good and bad inputs in checks/fixtures/meter/ and
+# checks/fixtures/meter-steady/. A report with
 # phases (the guest marked one: phase= lines) is also held to
 # meter_assert_phases, here and after a boot.
 . "$(dirname "$0")/lib.sh"
@@ -232,9 +239,99 @@ meter_assert_all() {
 	return $rc
 }
 
+# meter_steady TOPOLOGY REPORT KTAP [BASE_REPORT BASE_KTAP]: the steady
+# state, from the kbench phases that the meter guest (ktv_suite=meter)
+# marked after boot: KTAP's "meter-phase P CASE ops=N node=X cpu=C" lines
+# name each case's phase and CPU. Prints, per case, the kernel
+# instructions per operation and the remote fraction of that CPU in that
+# phase; fails if
+#  - a case's phase counted no kernel instruction on its CPU;
+#  - on one node, anything was fetched remotely;
+#  - on the image node (0, nokaslr), 10% or more was fetched remotely;
+#  - without BASE_REPORT (a kernel that does not replicate): a CPU off the
+#    image node fetched less remotely than locally;
+#  - with BASE_REPORT (this kernel replicates; BASE_* are the same guest on
+#    a kernel that does not): a CPU off the image node fetched a remote
+#    fraction not below the base's for the same case and node.
+meter_steady() {
+	local nodes
+	nodes=$(awk '{ sub(/#.*/, "") } $1 == "node" && /mem=/ { n++ } END { print n + 0 }' "$1")
+	awk -v nodes="$nodes" -v want_base="$([ $# = 5 ] && echo 1 || echo 0)" '
+	function fields(first,  i, kv) {
+		split("", f)
+		for (i = first; i <= NF; i++)
+			if (split($i, kv, "=") == 2)
+				f[kv[1]] = kv[2]
+	}
+	function fail(msg) { print "  " msg; bad = 1 }
+	# The serial console ends lines with CR.
+	{ sub(/\r$/, "") }
+	# KTAP files: the cases; report files: the phase vcpu lines.
+	FILENAME == ARGV[1] || FILENAME == ARGV[3] {
+		if (match($0, /meter-phase [0-9]+ [a-z0-9_]+ ops=[0-9]+ node=[0-9]+ cpu=[0-9]+/)) {
+			split(substr($0, RSTART, RLENGTH), w, " ")
+			fields(1)
+			k = (FILENAME == ARGV[1]) ? "run" : "base"
+			phase[k, w[3], f["node"]] = w[2]
+			cpu[k, w[3], f["node"]] = f["cpu"]
+			ops[k, w[3], f["node"]] = f["ops"]
+			if (k == "run")
+				cases[w[3] SUBSEP f["node"]] = 1
+		}
+		next
+	}
+	$1 ~ /^phase=/ && $2 ~ /^vcpu=/ {
+		k = (FILENAME == ARGV[2]) ? "run" : "base"
+		fields(1)
+		ins[k, f["phase"], f["vcpu"]] = f["kernel_insns"]
+		rem[k, f["phase"], f["vcpu"]] = f["kernel_remote"]
+		loc[k, f["phase"], f["vcpu"]] = f["kernel_local"]
+	}
+	END {
+		n = 0
+		for (cn in cases) {
+			split(cn, x, SUBSEP)
+			c = x[1]; node = x[2]; n++
+			p = phase["run", c, node]; v = cpu["run", c, node]
+			i = ins["run", p, v] + 0; r = rem["run", p, v] + 0; l = loc["run", p, v] + 0
+			frac = (r + l) ? r / (r + l) : 0
+			line = sprintf("%s node %s: cpu %s phase %s: %.0f kernel insns/op, remote %.4f", c, node, v, p, ops["run", c, node] ? i / ops["run", c, node] : 0, frac)
+			if (want_base && (("base", c, node) in phase)) {
+				bp = phase["base", c, node]; bv = cpu["base", c, node]
+				br = rem["base", bp, bv] + 0; bl = loc["base", bp, bv] + 0
+				bfrac = (br + bl) ? br / (br + bl) : 0
+				line = line sprintf(" (base %.0f insns/op, remote %.4f)", ops["base", c, node] ? ins["base", bp, bv] / ops["base", c, node] : 0, bfrac)
+			}
+			print "  " line
+			if (i == 0)
+				fail(c " node " node ": no kernel instruction counted on cpu " v " in phase " p)
+			else if (nodes == 1 && r != 0)
+				fail(c ": " r " kernel instructions fetched remotely on one node")
+			else if (node == 0 && frac >= 0.1)
+				fail(c " on the image node: remote fraction " frac ", want under 0.1")
+			else if (node != 0 && !want_base && r <= l)
+				fail(c " node " node " (no replication): kernel_remote=" r " not above kernel_local=" l)
+			else if (node != 0 && want_base && !(("base", c, node) in phase))
+				fail(c " node " node ": not in the base run")
+			else if (node != 0 && want_base && frac >= bfrac)
+				fail(c " node " node ": remote fraction " frac " not below the base kernel'"'"'s " bfrac)
+		}
+		if (!n)
+			fail("no meter-phase lines of kbench in the guest log")
+		exit bad
+	}' "$3" "$2" "${5:-/dev/null}" "${4:-/dev/null}"
+}
+
 if [ "${1:-}" = --assert ]; then
 	[ $# = 3 ] || die "usage: ${0##*/} [--assert TOPOLOGY.topo locality.txt]"
 	meter_assert_all "$2" "$3"
+	exit
+fi
+if [ "${1:-}" = --steady ]; then
+	[ $# = 4 ] || [ $# = 6 ] ||
+		die "usage: ${0##*/} --steady TOPOLOGY.topo locality.txt ktap.log [BASE-locality.txt BASE-ktap.log]"
+	shift
+	meter_steady "$@"
 	exit
 fi
 
@@ -245,24 +342,47 @@ kernel=$BUILD/arch/x86/boot/bzImage
 [ -f "$kernel" ] || die "no $kernel: run 'make build REV=$REV'"
 out=$WORK/results/meter-$BASE-$REV-$CONFIG
 rc=0
+# meter_boot BUILD OUT TOPOLOGY: boot BUILD's kernel and initramfs on
+# TOPOLOGY under the meter with the meter guest (ktv_suite=meter: phase 1
+# after boot, then a kbench phase per node), report in OUT/locality.txt.
+# nokaslr: the image at 64M, on node 0, whole. With KASLR it can straddle
+# the node boundary (a few percent of boots), and then the image node's
+# vCPUs rightly fetch part of it remotely.
+meter_boot() {
+	python3 "$REPO/qemu-smoke/boot.py" --kernel "$1/arch/x86/boot/bzImage" \
+		--initrd "$1/initramfs.cpio.gz" --topo "$REPO/qemu-smoke/topologies/$3.topo" \
+		--out "$2" --append "nokaslr ktv_suite=meter ${APPEND:-}" \
+		--meter "$plugin_dir/locality.so" --timeout "${TIMEOUT:-300}" \
+		--label "meter ${1##*/}" ||
+		{ say "$3: the guest under the meter failed (logs in $2)"; return 1; }
+	[ -f "$2/locality.txt" ] || { say "$3: no meter report $2/locality.txt"; return 1; }
+	awk -v t="$3" '/^vcpu=/ { printf "  %s: %s %s %s %s %s %s\n", t, $1, $2, $4, $5, $6, $NF }' \
+		"$2/locality.txt" >&2
+}
 for topo in 1node 2node; do
 	topo_file=$REPO/qemu-smoke/topologies/$topo.topo
-	# nokaslr: the image at 64M, on node 0, whole. With KASLR it can
-	# straddle the node boundary (a few percent of boots), and then the
-	# image node's vCPUs rightly fetch part of it remotely.
-	python3 "$REPO/qemu-smoke/boot.py" --kernel "$kernel" --initrd "$BUILD/initramfs.cpio.gz" \
-		--topo "$topo_file" --out "$out/$topo" --append "nokaslr ${APPEND:-}" \
-		--meter "$plugin_dir/locality.so" --timeout "${TIMEOUT:-300}" \
-		--label "meter $BASE-$REV" ||
-		{ say "$topo: the guest under the meter failed (logs in $out/$topo)"; rc=1; }
+	meter_boot "$BUILD" "$out/$topo" "$topo" || { rc=1; continue; }
 	report=$out/$topo/locality.txt
-	if [ ! -f "$report" ]; then
-		say "$topo: no meter report $report"
-		rc=1
-		continue
-	fi
-	awk -v t="$topo" '/^vcpu=/ { printf "  %s: %s %s %s %s %s %s\n", t, $1, $2, $4, $5, $6, $NF }' "$report" >&2
 	meter_assert_all "$topo_file" "$report" >&2 || { say "$topo: the meter report is wrong (above): $report"; rc=1; }
+	meter_steady "$topo_file" "$report" "$out/$topo/ktap.log" >&2 ||
+		{ say "$topo: the steady state is wrong (above)"; rc=1; }
 done
+# METER_SERIES=CONFIG: REV built with CONFIG replicates (make check: smoke,
+# built for the smoke matrix). Its steady state on 2 nodes must fetch less
+# kernel code remotely than the kernel above.
+if [ -n "${METER_SERIES:-}" ] && [ "$rc" = 0 ]; then
+	series=$WORK/build/$BASE-$REV-$METER_SERIES
+	[ -f "$series/initramfs.cpio.gz" ] || die "no $series/initramfs.cpio.gz: run 'make build initramfs CONFIG=$METER_SERIES'"
+	sout=$WORK/results/meter-$BASE-$REV-$METER_SERIES/2node
+	topo_file=$REPO/qemu-smoke/topologies/2node.topo
+	if meter_boot "$series" "$sout" 2node; then
+		meter_assert_phases "$topo_file" "$sout/locality.txt" >&2 || rc=1
+		meter_steady "$topo_file" "$sout/locality.txt" "$sout/ktap.log" \
+			"$out/2node/locality.txt" "$out/2node/ktap.log" >&2 ||
+			{ say "2node: the steady state of $REV with replication is wrong (above)"; rc=1; }
+	else
+		rc=1
+	fi
+fi
 [ "$rc" = 0 ] && say "the locality meter counts (reports in $out)"
 exit $rc

@@ -13,6 +13,14 @@
  *   kill        SIGUSR1 to a child on the same CPU, waiting in
  *               sigsuspend(): from kill() in the parent to the handler
  *
+ * and, only when named with -c, for the locality and cost measurements:
+ *
+ *   getppid     LOOP times getppid()
+ *   stat        LOOP times stat("/dev/null")
+ *   pipe        LOOP times pipe() and two close()
+ *   forkexec    fork(), execve("/bin/true") in the child, its exit and
+ *               the parent's waitpid(): one operation per run
+ *
  * Every case runs REPS times per node (-r, default 11) after one warm-up
  * run. One line per (case, node): median, quartiles, minimum and maximum,
  * in microseconds, as a tab-separated table headed by '# kbench'.
@@ -168,6 +176,64 @@ static double b_mount(void)
 	return t1 - t0;
 }
 
+/* The syscall-heavy cases (-c only): LOOP calls each. */
+static double b_getppid(void)
+{
+	double t0 = now_us();
+	int i;
+
+	for (i = 0; i < loop; i++)
+		getppid();
+	return now_us() - t0;
+}
+
+static double b_stat(void)
+{
+	struct stat st;
+	double t0 = now_us();
+	int i;
+
+	for (i = 0; i < loop; i++)
+		if (stat("/dev/null", &st))
+			die("stat /dev/null");
+	return now_us() - t0;
+}
+
+static double b_pipe(void)
+{
+	double t0 = now_us();
+	int i, fd[2];
+
+	for (i = 0; i < loop; i++) {
+		if (pipe(fd))
+			die("pipe");
+		close(fd[0]);
+		close(fd[1]);
+	}
+	return now_us() - t0;
+}
+
+/* fork, exec of /bin/true in the child, exit, and the parent's wait. */
+static double b_forkexec(void)
+{
+	char *argv[] = { "true", NULL }, *envp[] = { NULL };
+	double t0 = now_us();
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		execve("/bin/true", argv, envp);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		die("fork+exec of /bin/true");
+	return now_us() - t0;
+}
+
 static int sig_fd;
 
 static void on_usr1(int sig)
@@ -224,14 +290,19 @@ static const struct bench {
 	const char *name;
 	double (*run)(void);
 	int loops;		/* a run makes LOOP operations, else one */
+	int extra;		/* not one of the RFC's: only with -c */
 } benches[] = {
-	{ "fork1", b_fork1, 0 },
-	{ "fork1024", b_forkloop, 1 },
-	{ "mmap", b_mmap, 1 },
-	{ "mmap_lock", b_mmap_lock, 1 },
-	{ "openclose", b_openclose, 1 },
-	{ "mount", b_mount, 0 },
-	{ "kill", b_kill, 0 },
+	{ "fork1", b_fork1, 0, 0 },
+	{ "fork1024", b_forkloop, 1, 0 },
+	{ "mmap", b_mmap, 1, 0 },
+	{ "mmap_lock", b_mmap_lock, 1, 0 },
+	{ "openclose", b_openclose, 1, 0 },
+	{ "mount", b_mount, 0, 0 },
+	{ "kill", b_kill, 0, 0 },
+	{ "getppid", b_getppid, 1, 1 },
+	{ "stat", b_stat, 1, 1 },
+	{ "pipe", b_pipe, 1, 1 },
+	{ "forkexec", b_forkexec, 0, 1 },
 };
 
 static int cmp_double(const void *a, const void *b)
@@ -269,13 +340,13 @@ static int node_first_cpu(int node)
 	return cpu;
 }
 
-static int selected(const char *list, const char *name)
+static int selected(const char *list, const struct bench *b)
 {
+	const char *name = b->name, *p = list;
 	size_t len = strlen(name);
-	const char *p = list;
 
 	if (!list)
-		return 1;
+		return !b->extra;
 	while ((p = strstr(p, name))) {
 		if ((p == list || p[-1] == ',') && (p[len] == ',' || !p[len]))
 			return 1;
@@ -343,11 +414,11 @@ int main(int argc, char **argv)
 		if (sched_setaffinity(0, sizeof(set), &set))
 			die("sched_setaffinity");
 		for (b = 0; b < sizeof(benches) / sizeof(benches[0]); b++) {
-			if (!selected(only, benches[b].name))
+			if (!selected(only, &benches[b]))
 				continue;
 			benches[b].run();	/* warm-up */
 			if (phase) {
-				if (next > METER_PHASE_MAX) {
+				if (next >= METER_PHASE_MAX) {
 					fprintf(stderr, "kbench: more than %d meter phases: start -m lower, or select fewer cases with -c\n",
 						METER_PHASE_MAX);
 					return 1;
