@@ -40,12 +40,19 @@
 #    fetches would show;
 #  - every other vCPU fetches more kernel code remotely than locally
 #    (measured: 96-100% remote).
-meter_assert() {
-	local nodes cpus f
-	for f; do [ -f "$f" ] || die "meter_assert: no $f"; done
+# topo_counts TOPOLOGY: set nodes and cpus (the caller's locals) to the
+# nodes with memory and the CPUs of a .topo file; dies if either is 0.
+topo_counts() {
+	[ -f "$1" ] || die "no topology $1"
 	read -r nodes cpus < <(awk '{ sub(/#.*/, "") } $1 == "node" && /mem=/ { n++ }
 		$1 == "cpus" { c = $2 } END { print n + 0, c + 0 }' "$1")
 	if [ "$nodes" = 0 ] || [ "$cpus" = 0 ]; then die "$1: no node with memory or no cpus line"; fi
+}
+
+meter_assert() {
+	local nodes cpus f
+	for f; do [ -f "$f" ] || die "meter_assert: no $f"; done
+	topo_counts "$1"
 	awk -v nodes="$nodes" -v cpus="$cpus" '
 	function fields(  i, kv) {
 		split("", f)
@@ -117,10 +124,9 @@ meter_assert() {
 #  - a phase after the boot counted kernel instructions (the guest marked
 #    phases to measure the kernel in them).
 meter_assert_phases() {
-	local cpus f
+	local nodes cpus f
 	for f; do [ -f "$f" ] || die "meter_assert_phases: no $f"; done
-	cpus=$(awk '{ sub(/#.*/, "") } $1 == "cpus" { c = $2 } END { print c + 0 }' "$1")
-	[ "$cpus" != 0 ] || die "$1: no cpus line"
+	topo_counts "$1"
 	awk -v cpus="$cpus" '
 	function fail(msg) { if (++fails <= 20) print "  " msg; bad = 1 }
 	# Split the fields from $first on: id = the words and the fields that
@@ -254,8 +260,8 @@ meter_assert_all() {
 #    a kernel that does not): a CPU off the image node fetched a remote
 #    fraction not below the base's for the same case and node.
 meter_steady() {
-	local nodes
-	nodes=$(awk '{ sub(/#.*/, "") } $1 == "node" && /mem=/ { n++ } END { print n + 0 }' "$1")
+	local nodes cpus
+	topo_counts "$1"
 	awk -v nodes="$nodes" -v want_base="$([ $# = 5 ] && echo 1 || echo 0)" '
 	function fields(first,  i, kv) {
 		split("", f)
