@@ -10,8 +10,12 @@
 # reports kernel instructions per operation and the steady state's remote
 # fractions. Results: $WORK/results/bench/<stamp>/ with results.md and PNG
 # plots (bench.py).
+#   BENCH_PARTS   which parts to run [timed meter]
+#   BENCH_OUT     an existing results directory to add the parts to (for
+#                 example the meter part after a timed-only run) [new one]
 #   BENCH_TOPOS   topologies [1node 2node 4node]; on 1node only the ftrace time
-#   BENCH_ROUNDS  rounds of alternating boots [3]
+#   BENCH_ROUNDS  rounds of alternating boots [5]: bench.py bootstraps the
+#                 rounds for the confidence intervals
 #   BENCH_REPS    kbench repetitions per case and node [11]
 #   BENCH_LOOP    kbench loop count (fork1024, mmap, openclose) [1024]
 #   BENCH_METER_TOPOS  topologies under the meter [1node 2node 4node 8node]
@@ -24,12 +28,16 @@ need python3 gnuplot qemu-system-x86_64 make gcc
 
 [ "$REV" != base ] || die "REV=base: name a revision to compare with the base kernel (REV=v1)"
 topos=${BENCH_TOPOS:-1node 2node 4node}
-rounds=${BENCH_ROUNDS:-3}
+rounds=${BENCH_ROUNDS:-5}
+parts=${BENCH_PARTS:-timed meter}
 reps=${BENCH_REPS:-11}
 loop=${BENCH_LOOP:-1024}
 meter_topos=${BENCH_METER_TOPOS:-1node 2node 4node 8node}
 meter_runs=${BENCH_METER_RUNS:-2}
 meter_cases=${BENCH_METER_CASES:-fork1,fork1024,mmap,mmap_lock,openclose,mount,kill,getppid,stat,pipe,forkexec}
+for p in $parts; do
+	case "$p" in timed | meter) ;; *) die "unknown part '$p' in BENCH_PARTS (timed, meter)" ;; esac
+done
 for t in $topos $meter_topos; do
 	[ -f "$REPO/qemu-smoke/topologies/$t.topo" ] || die "unknown topology '$t' in BENCH_TOPOS or BENCH_METER_TOPOS"
 done
@@ -47,9 +55,23 @@ rev_build=$WORK/build/$BASE-$rev-smoke
 plugin_dir=$WORK/plugin
 make -s -C "$REPO/qemu-smoke/plugin" O="$plugin_dir" || die "building the locality meter failed"
 
-out=$WORK/results/bench/$(date +%Y%m%d-%H%M%S)-$BASE-$rev
-mkdir -p "$out"
+if [ -n "${BENCH_OUT:-}" ]; then
+	out=$BENCH_OUT
+	[ -d "$out" ] || die "BENCH_OUT=$out: no such results directory"
+else
+	out=$WORK/results/bench/$(date +%Y%m%d-%H%M%S)-$BASE-$rev
+	mkdir -p "$out"
+fi
 say "results in $out"
+# Where the numbers come from: bench.py prints this at the top of results.md.
+for p in $parts; do
+	{
+		echo "part=$p revision=$rev date=$(date -u +%Y-%m-%dT%H:%MZ)"
+		echo "part=$p series_commit=$(git -C "$WORK/trees/$BASE-$rev" rev-parse HEAD) base_commit=$(git -C "$WORK/trees/$BASE-base" rev-parse HEAD)"
+		echo "part=$p repo_commit=$(git -C "$REPO" rev-parse --short HEAD) kernel=$(make -s -C "$rev_build" kernelversion 2>/dev/null)"
+		echo "part=$p machine=$(nproc) cpus, $(awk '/MemTotal/ {printf "%d GiB", $2 / 1048576}' /proc/meminfo), $(qemu-system-x86_64 --version | head -1), TCG single-threaded"
+	} >>"$out/meta.txt"
+done
 # boot KERNEL-NAME TOPO DIR APPEND [boot.py options...]
 boot() {
 	local name=$1 topo=$2 dir=$3 build=$base_build append=$4
@@ -67,6 +89,8 @@ boot() {
 
 kernels=(base series series-off)
 failed=0
+case " $parts " in *" timed "*) ;; *) rounds=0 ;; esac
+case " $parts " in *" meter "*) ;; *) meter_runs=0 ;; esac
 for r in $(seq 1 "$rounds"); do
 	for t in $topos; do
 		for i in 0 1 2; do
