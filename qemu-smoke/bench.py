@@ -13,12 +13,21 @@ range over the rounds.
 """
 import argparse
 import os
+import random
 import re
 import statistics
 import subprocess
 import sys
 
 KERNELS = ("base", "series", "series-off")
+BOOTSTRAP = 4000        # resamples for the confidence intervals
+# Published idle DRAM load latencies of 2-socket servers, in ns: (name,
+# local, remote, source). The sources and the quotes are in
+# bench-results/model-sources.md.
+LATENCIES = (
+    ("Intel SPR 2S", 114, 194, "Mess results, 2 x Xeon Platinum 8480+, DDR5-4800, unloaded"),
+    ("AMD 2S (provisional)", 122, 244, "AnandTech, Rome NPS1 local; remote 2.0 x local, a rough guide"),
+)
 CASES = ("fork1", "fork1024", "mmap", "mmap_lock", "openclose", "mount", "kill")
 METER_CASES = CASES + ("getppid", "stat", "pipe", "forkexec")
 
@@ -41,25 +50,42 @@ def kv(text):
     return dict(p.split("=", 1) for p in text.split() if "=" in p)
 
 
-def meter_phases(lines, ktap):
+def meter_phases(lines, ktap, cold=False):
     """(case, node) -> (kernel_insns, kernel_local, kernel_remote, ops) of
-    the CPU that ran the case, in the case's phase."""
+    the CPU that ran the case, in the case's phase (with @cold, the phases
+    of the cold-cache runs)."""
+    return {k: (int(f["kernel_insns"]), int(f["kernel_local"]), int(f["kernel_remote"]), f["ops"])
+            for k, f in phase_fields(lines, ktap, cold).items() if "kernel_insns" in f}
+
+
+def phase_fields(lines, ktap, cold=False):
+    """(case, node) -> every field the meter printed for the CPU that ran
+    the case in its phase: the instruction line's, the rodata line's
+    (prefixed "ro_"), the cache model's (fetch_*, rodata_*), and "ops"."""
     cases = {}
     for line in diag_lines(ktap, "kbench"):
-        m = re.match(r"meter-phase (\d+) (\w+) ops=(\d+) node=(\d+) cpu=(\d+)", line)
-        if m and m.group(2) != "kbench":
+        m = re.match(r"meter-phase (\d+) (\w+) ops=(\d+) node=(\d+) cpu=(\d+)( cache=cold)?", line)
+        if m and m.group(2) != "kbench" and bool(m.group(6)) == cold:
             cases[(m.group(2), int(m.group(4)))] = (int(m.group(1)), int(m.group(5)), int(m.group(3)))
     vcpus = {}
     for line in lines:
         words = line.split()
-        if len(words) > 1 and words[0].startswith("phase=") and words[1].startswith("vcpu="):
-            f = kv(line)
-            vcpus[(int(f["phase"]), int(f["vcpu"]))] = f
+        if len(words) < 2 or not words[0].startswith("phase="):
+            continue
+        kind = words[1] if not words[1].startswith("vcpu=") else ""
+        if kind not in ("", "rodata", "cache") or len(words) < 3 or not words[2 if kind else 1].startswith("vcpu="):
+            continue
+        f = kv(line)
+        row = vcpus.setdefault((int(f["phase"]), int(f["vcpu"])), {})
+        if kind == "rodata":
+            row.update({"ro_" + k: v for k, v in f.items()})
+        else:
+            row.update(f)
     res = {}
     for key, (phase, cpu, ops) in cases.items():
         f = vcpus.get((phase, cpu))
         if f and ops:
-            res[key] = (int(f["kernel_insns"]), int(f["kernel_local"]), int(f["kernel_remote"]), ops)
+            res[key] = dict(f, ops=ops)
     return res
 
 
@@ -67,7 +93,7 @@ def load(out):
     """runs[topo][kernel][round] = {"kbench": {(case, node): median},
     "ftrace": {...}, "status": [...]}; meters[topo][kernel] = report lines
     (of the first meter boot); phases[topo][kernel][run] = meter_phases()."""
-    runs, meters, phases = {}, {}, {}
+    runs, meters, phases, fields = {}, {}, {}, {}
     for topo in sorted(os.listdir(out)):
         tdir = os.path.join(out, topo)
         if not os.path.isdir(tdir):
@@ -88,6 +114,10 @@ def load(out):
                     ph = meter_phases(lines, log)
                     if ph:
                         phases.setdefault(topo, {}).setdefault(kernel, {})[rnd] = ph
+                        fields.setdefault(topo, {}).setdefault(kernel, {})[rnd] = {
+                            "hot": phase_fields(lines, log), "cold": phase_fields(lines, log, True),
+                            "memory": [kv(x) for x in diag_lines(log, "memory")],
+                            "status": diag_lines(log, "status")}
                     continue
                 if not re.fullmatch(r"r\d+", rnd):
                     continue
@@ -100,7 +130,7 @@ def load(out):
                 runs.setdefault(topo, {}).setdefault(kernel, {})[int(rnd[1:])] = {
                     "kbench": kb, "ftrace": kv(ft[0]) if ft else {},
                     "status": diag_lines(log, "status")}
-    return runs, meters, phases
+    return runs, meters, phases, fields
 
 
 def per_op(ph, case):
@@ -110,7 +140,7 @@ def per_op(ph, case):
     return ins / ops if ops else None
 
 
-def meter_tables(phases):
+def meter_tables(phases, fields):
     """Markdown: kernel instructions per operation, and the steady state."""
     md = ["## Kernel instructions per operation (locality meter, phases)", "",
           "Counted by the meter in each kbench case's phase on the CPU that ran it, "
@@ -138,34 +168,135 @@ def meter_tables(phases):
     md += ["", "## Steady state: remote kernel instruction fetches during kbench", "",
            "Per node, the kbench phases of that node's CPU (after boot, the copies made): "
            "kernel instructions fetched from another node's memory, as a fraction of "
-           "those fetched from node memory; mean over the meter boots.", "",
-           "| topology | kernel | node | remote fraction |", "|---|---|---|---|"]
+           "those fetched from node memory; and the kernel's data reads of its rodata "
+           "(rodata= range from System.map) likewise; mean over the meter boots.", "",
+           "| topology | kernel | node | insn remote fraction | rodata read remote fraction |",
+           "|---|---|---|---|---|"]
     for topo in sorted(phases, key=lambda t: (len(t), t)):
         for kernel in KERNELS:
-            fracs = {}
+            fracs, rofracs = {}, {}
             for ph in phases[topo].get(kernel, {}).values():
                 for node in sorted({n for (_, n) in ph}):
                     loc = sum(v[1] for (_, n), v in ph.items() if n == node)
                     rem = sum(v[2] for (_, n), v in ph.items() if n == node)
                     if loc + rem:
                         fracs.setdefault(node, []).append(rem / (loc + rem))
+            for run in fields.get(topo, {}).get(kernel, {}).values():
+                hot = run["hot"]
+                for node in sorted({n for (_, n) in hot}):
+                    loc = sum(int(f.get("ro_rodata_local", 0)) for (_, n), f in hot.items() if n == node)
+                    rem = sum(int(f.get("ro_rodata_remote", 0)) for (_, n), f in hot.items() if n == node)
+                    if loc + rem:
+                        rofracs.setdefault(node, []).append(rem / (loc + rem))
             for node, f in sorted(fracs.items()):
-                md.append(f"| {topo} | {kernel} | {node} | {statistics.mean(f):.5f} |")
+                ro = f"{statistics.mean(rofracs[node]):.5f}" if node in rofracs else "-"
+                md.append(f"| {topo} | {kernel} | {node} | {statistics.mean(f):.5f} | {ro} |")
     md.append("")
     return md, rows
 
 
+def model_per_op(run, mode, case):
+    """Kernel instruction lines and rodata reads that reached memory, per
+    operation of @case over all its nodes: (local, remote), or None."""
+    rows = [f for (c, _), f in run[mode].items() if c == case and "fetch_local" in f]
+    ops = sum(f["ops"] for f in rows)
+    if not ops:
+        return None
+    loc = sum(int(f["fetch_local"]) + int(f["rodata_local"]) for f in rows)
+    rem = sum(int(f["fetch_remote"]) + int(f["rodata_remote"]) for f in rows)
+    return loc / ops, rem / ops
+
+
+def model_tables(fields):
+    """Markdown: the cache model's memory accesses and modelled stall time."""
+    lat = "; ".join(f"{n}: local {lo} ns, remote {re_} ns" for n, lo, re_, _ in LATENCIES)
+    md = ["## Modelled kernel-text memory stalls (a model, not a measurement)", "",
+          "The meter's cache model (qemu-smoke/plugin/README.md: per-vCPU L1i, L1d and L2, one "
+          "LLC per node shared by its vCPUs, sizes of one Sapphire Rapids core) counts the kernel "
+          "instruction lines and rodata reads of each kbench case that missed every cache, by the "
+          "node that served them; hot: caches as the case left them, cold: emptied before each "
+          "operation. lines/op: those misses per operation, local+remote, over all nodes' runs. "
+          f"Stall ns/op = local x local latency + remote x remote latency ({lat}; sources in "
+          "model-sources.md). Left out: prefetchers, the out-of-order window that hides part of "
+          "every miss, interconnect queueing and bandwidth, TLB misses, coherence traffic, and "
+          "every stall that is not kernel text or rodata.", "",
+          "| topology | case | caches | base lines/op (local+remote) | series lines/op | "
+          + " | ".join(f"{n} base ns | {n} series ns | {n} series/base" for n, _, _, _ in LATENCIES)
+          + " |", "|---|---|---|---|---|" + "---|---|---|" * len(LATENCIES)]
+    plot = []
+    for topo in sorted(fields, key=lambda t: (len(t), t)):
+        for mode in ("hot", "cold"):
+            for case in METER_CASES:
+                per = {}
+                for k in ("base", "series"):
+                    vals = [v for v in (model_per_op(r, mode, case)
+                                        for r in fields[topo].get(k, {}).values()) if v]
+                    if vals:
+                        per[k] = (statistics.mean(v[0] for v in vals), statistics.mean(v[1] for v in vals))
+                if len(per) < 2:
+                    continue
+                cells = []
+                for _, lo, re_, _ in LATENCIES:
+                    b = per["base"][0] * lo + per["base"][1] * re_
+                    sr = per["series"][0] * lo + per["series"][1] * re_
+                    cells.append(f"{b:.1f} | {sr:.1f} | {sr / b:.3f}" if b else f"{b:.1f} | {sr:.1f} | -")
+                md.append(f"| {topo} | {case} | {mode} | {per['base'][0]:.2f}+{per['base'][1]:.2f} "
+                          f"| {per['series'][0]:.2f}+{per['series'][1]:.2f} | " + " | ".join(cells) + " |")
+                if LATENCIES and mode == "cold":
+                    lo, re_ = LATENCIES[0][1], LATENCIES[0][2]
+                    plot.append((f"{topo}:{case}", per["base"][0] * lo + per["base"][1] * re_,
+                                 per["series"][0] * lo + per["series"][1] * re_))
+    md.append("")
+    return md, plot
+
+
+def memory_table(fields):
+    """Markdown: page table bytes per process and replica bytes per node."""
+    md = ["## Memory", "",
+          "Page tables per process: PageTables of /proc/meminfo before and after 64 sleeping "
+          "children, divided by 64 (mean over the meter boots). Replica bytes: the series' "
+          "debugfs status, per node with a copy: copy bytes + page table bytes.", "",
+          "| topology | base bytes/process | series bytes/process | series-off bytes/process "
+          "| series replicas (node: copy + tables) |", "|---|---|---|---|---|"]
+    for topo in sorted(fields, key=lambda t: (len(t), t)):
+        per = {}
+        for k in KERNELS:
+            vals = [int(m["bytes_per_process"]) for r in fields[topo].get(k, {}).values()
+                    for m in r["memory"] if "bytes_per_process" in m]
+            per[k] = f"{statistics.mean(vals):.0f}" if vals else "-"
+        reps = []
+        runs = fields[topo].get("series", {})
+        for line in runs[min(runs)]["status"] if runs else []:
+            f = kv(line)
+            if line.startswith("node=") and "copy_bytes" in f:
+                reps.append(f"{f['node']}: {int(f['copy_bytes']) // 1024} KiB + {int(f['table_bytes']) // 1024} KiB")
+        md.append(f"| {topo} | {per['base']} | {per['series']} | {per['series-off']} | {'; '.join(reps) or '-'} |")
+    md.append("")
+    return md
+
+
+def bootstrap_ci(values, seed):
+    """95% percentile interval of the median of @values, resampled."""
+    if len(values) < 2:
+        return None
+    rng = random.Random(seed)
+    meds = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(BOOTSTRAP))
+    return meds[int(0.025 * BOOTSTRAP)], meds[int(0.975 * BOOTSTRAP) - 1]
+
+
 def ratio_stats(runs, topo, kernel, case, node):
-    """Median and range of kernel/base over the rounds that have both."""
+    """Median of kernel/base over the rounds that have both, and its 95%
+    bootstrap interval (the rounds resampled; None with one round)."""
     ratios = []
-    for rnd, res in runs[topo].get(kernel, {}).items():
+    for rnd, res in sorted(runs[topo].get(kernel, {}).items()):
         base = runs[topo].get("base", {}).get(rnd, {}).get("kbench", {}).get((case, node))
         val = res["kbench"].get((case, node))
         if base and val:
             ratios.append(val / base)
     if not ratios:
         return None
-    return statistics.median(ratios), min(ratios), max(ratios), len(ratios)
+    ci = bootstrap_ci(ratios, f"{topo}:{kernel}:{case}:{node}") or (min(ratios), max(ratios))
+    return statistics.median(ratios), ci[0], ci[1], len(ratios)
 
 
 def median_of(runs, topo, kernel, case, node):
@@ -194,15 +325,23 @@ def main():
     ap.add_argument("out", help="the bench results directory")
     ap.add_argument("--rev", default="series", help="revision name for the report")
     opts = ap.parse_args()
-    runs, meters, phases = load(opts.out)
+    runs, meters, phases, fields = load(opts.out)
     if not runs and not phases:
         print(f"bench.py: no bench results under {opts.out}", file=sys.stderr)
         return 1
 
-    md = [f"# Benchmarks: base kernel against {opts.rev} (QEMU TCG)", "",
-          "Ratios are kernel/base per round (boots of a round run back to back, "
-          "in a rotating order), median over the rounds [min-max]. Below 1 is faster "
-          "than base. Times are the medians of kbench's per-boot medians, in us.", ""]
+    md = [f"# Benchmarks: base kernel against {opts.rev} (QEMU TCG)", ""]
+    try:
+        with open(os.path.join(opts.out, "meta.txt"), encoding="utf-8") as f:
+            md += ["Where these numbers come from (meta.txt):", "", "```", *f.read().splitlines(), "```", ""]
+    except FileNotFoundError:
+        md += ["(no meta.txt: revision, commits, date and machine unknown)", ""]
+    md += ["## Wall clock (TCG: noise for questions of a few percent)", "",
+           "Ratios are kernel/base per round (boots of a round run back to back, "
+           "in a rotating order): the median over the rounds and its 95% bootstrap "
+           f"interval ({BOOTSTRAP} resamples of the rounds; with few rounds the interval "
+           "is coarse, and an interval that contains 1 shows no difference). Below 1 is "
+           "faster than base. Times are the medians of kbench's per-boot medians, in us.", ""]
     ratio_rows = []  # for the plot: label, series ratio, off ratio
     for topo in sorted(runs):
         nodes = sorted({n for k in runs[topo].values() for r in k.values()
@@ -220,11 +359,11 @@ def main():
                     continue
 
                 def fmt(r):
-                    return "-" if r is None else f"{r[0]:.3f} [{r[1]:.3f}-{r[2]:.3f}]"
+                    return "-" if r is None else f"{r[0]:.3f} [{r[1]:.3f}-{r[2]:.3f}] n={r[3]}"
                 md.append(f"| {case} | {node} | {b:.1f} | {'-' if s is None else f'{s:.1f}'} "
                           f"| {fmt(rs)} | {fmt(ro)} |")
-                ratio_rows.append((f"{topo}:{case}:n{node}", rs[0] if rs else float("nan"),
-                                   ro[0] if ro else float("nan")))
+                ratio_rows.append((f"{topo}:{case}:n{node}", *(rs[:3] if rs else (float("nan"),) * 3),
+                                   *(ro[:3] if ro else (float("nan"),) * 3)))
         md.append("")
 
     md += ["## Function tracer on all functions", "",
@@ -253,8 +392,11 @@ def main():
                           f"| {f['table_bytes']} | {f['module_pages']} |")
     md.append("")
 
-    meter_md, insn_rows = meter_tables(phases)
+    meter_md, insn_rows = meter_tables(phases, fields)
     md += meter_md
+    model_md, model_rows = model_tables(fields)
+    md += model_md
+    md += memory_table(fields)
     md += ["## Locality meter: kernel instructions fetched remotely, whole boot", "",
            "| topology | kernel | node | local | remote | remote fraction |", "|---|---|---|---|---|---|"]
     loc_rows = []
@@ -266,8 +408,8 @@ def main():
     md.append("")
 
     with open(os.path.join(opts.out, "ratios.dat"), "w", encoding="utf-8") as f:
-        for label, rs, ro in ratio_rows:
-            f.write(f'"{label}" {rs} {ro}\n')
+        for label, *vals in ratio_rows:
+            f.write(f'"{label}" ' + " ".join(str(v) for v in vals) + "\n")
     with open(os.path.join(opts.out, "locality.dat"), "w", encoding="utf-8") as f:
         for topo, kernel, node, frac in loc_rows:
             f.write(f'"{topo}:{kernel}:n{node}" {frac if frac != "na" else "nan"}\n')
@@ -275,9 +417,12 @@ def main():
               "set style fill solid 0.8 border -1\nset xtics rotate by -60 font ',8'\n"
               "set grid ytics\n")
     if ratio_rows:
-        gnuplot(common + "set output 'ratios.png'\nset title 'kbench: kernel / base (median of per-round ratios)'\n"
-                "set yrange [0:*]\nplot 'ratios.dat' using 2:xtic(1) title 'series/base', "
-                "'' using 3 title 'series-off/base', 1 notitle lc rgb 'black'\n", opts.out)
+        gnuplot(common.replace("set style data histograms\n", "set style data histograms\n"
+                                       "set style histogram errorbars gap 1 lw 1\n")
+                + "set output 'ratios.png'\nset title 'kbench wall clock: kernel / base, median "
+                "of per-round ratios with 95% bootstrap interval'\n"
+                "set yrange [0:*]\nplot 'ratios.dat' using 2:3:4:xtic(1) title 'series/base', "
+                "'' using 5:6:7 title 'series-off/base', 1 notitle lc rgb 'black'\n", opts.out)
         md.append("![benchmark ratios](ratios.png)")
     if insn_rows:
         with open(os.path.join(opts.out, "insns.dat"), "w", encoding="utf-8") as f:
@@ -287,6 +432,15 @@ def main():
                 "set yrange [0.9:*]\nplot 'insns.dat' using 2:xtic(1) title 'series/base', "
                 "'' using 3 title 'series-off/base', 1 notitle lc rgb 'black'\n", opts.out)
         md.append("![instruction ratios](insns.png)")
+    if model_rows:
+        with open(os.path.join(opts.out, "model.dat"), "w", encoding="utf-8") as f:
+            for label, b, sr in model_rows:
+                f.write(f'"{label}" {b} {sr}\n')
+        gnuplot(common + "set output 'model.png'\nset title 'modelled kernel text+rodata memory "
+                f"stall per operation, cold caches, {LATENCIES[0][0]} latencies (ns, a model)'\n"
+                "set yrange [0:*]\nplot 'model.dat' using 2:xtic(1) title 'base', "
+                "'' using 3 title 'series'\n", opts.out)
+        md.append("![modelled stall](model.png)")
     if loc_rows:
         gnuplot(common + "set output 'locality.png'\nset title 'remote fraction of kernel instruction fetches, per node'\n"
                 "set yrange [0:1.05]\nplot 'locality.dat' using 2:xtic(1) title 'remote fraction'\n", opts.out)

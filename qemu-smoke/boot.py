@@ -139,6 +139,8 @@ def parse_args():
     ap.add_argument("--plugin", default="", help="QEMU TCG plugin argument (-plugin)")
     ap.add_argument("--meter", default="",
                     help="locality meter plugin (.so): file-backed nodes, report in OUT/locality.txt")
+    ap.add_argument("--meter-args", default="",
+                    help="more arguments for the meter, comma-separated (data=on,cache=on,...)")
     ap.add_argument("--mttcg", action="store_true",
                     help="multi-threaded TCG (unsafe for kernels that patch text)")
     ap.add_argument("--expect-faults", action="store_true",
@@ -179,7 +181,8 @@ def qemu_command(topo, opts, console_log, ktap_log):
         qemu += ["-plugin", opts.plugin]
     if opts.meter:
         qemu += ["-plugin", f"{opts.meter},cpunodes={topo.cpunodes()},homes={topo.homes()},"
-                 f"out={os.path.join(opts.out, 'locality.txt')}"]
+                 f"out={os.path.join(opts.out, 'locality.txt')}"
+                 + (f",{opts.meter_args}" if opts.meter_args else "")]
     return qemu
 
 

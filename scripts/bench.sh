@@ -23,6 +23,9 @@
 #                      shows how repeatable the instruction counts are
 #   BENCH_METER_CASES  kbench cases under the meter [the RFC's seven,
 #                      getppid, stat, pipe, forkexec]
+#   BENCH_CACHE   cache model shapes for the meter, e.g. l2=1024:16,llc=4096:16
+#                 [one Sapphire Rapids core: l1i=32:8 l1d=48:12 l2=2048:16
+#                 llc=1920:15 per vCPU]
 . "$(dirname "$0")/lib.sh"
 need python3 gnuplot qemu-system-x86_64 make gcc
 
@@ -103,15 +106,30 @@ for r in $(seq 1 "$rounds"); do
 		done
 	done
 done
-# Under the meter: kernel instructions per operation and the steady state.
-# nokaslr: the image on node 0, as the meter check assumes. Few repetitions:
+# Under the meter: kernel instructions per operation, the steady state,
+# and the cache model (qemu-smoke/plugin/README.md): each case hot, then
+# cold (ktv_cold=1: the model's caches emptied before each operation),
+# with the kernel's reads of its own rodata (from System.map: nokaslr puts
+# the image where System.map says, on node 0 as the meter check assumes).
+# Then the page table bytes per process (ktv_ptbytes=1). Few repetitions:
 # the counts, unlike times, hardly vary (two runs show by how much).
+# rodata_range BUILD: "START-END" of the image's rodata, for the meter.
+rodata_range() {
+	awk '$3 == "__start_rodata" { s = $1 } $3 == "__end_rodata" { e = $1 }
+		END { if (s && e) print s "-" e }' "$1/System.map"
+}
+meter_args="data=on,cache=on${BENCH_CACHE:+,$BENCH_CACHE}"
 for m in $(seq 1 "$meter_runs"); do
 	for t in $meter_topos; do
 		for k in "${kernels[@]}"; do
+			build=$rev_build
+			[ "$k" != base ] || build=$base_build
+			range=$(rodata_range "$build")
+			[ -n "$range" ] || die "no __start_rodata/__end_rodata in $build/System.map"
 			boot "$k" "$t" "$out/$t/$k/meter$m" \
-				"nokaslr ktv_suite=meter ktv_cases=$meter_cases ktv_reps=3 ktv_loop=64" \
-				--meter "$plugin_dir/locality.so" || failed=$((failed + 1))
+				"nokaslr ktv_suite=meter ktv_cases=$meter_cases ktv_reps=3 ktv_loop=64 ktv_cold=1 ktv_ptbytes=1" \
+				--meter "$plugin_dir/locality.so" --meter-args "$meter_args,rodata=$range" ||
+				failed=$((failed + 1))
 		done
 	done
 done

@@ -40,6 +40,18 @@
  * runs from reset to the first marker. Every counter is kept per phase;
  * the report prints the totals (the sum over the phases) and, if the guest
  * marked any phase, each phase that counted anything.
+ *
+ * Optional cache=on (with data=on): a cache model (cachemodel.h) of a
+ * per-vCPU L1i, L1d and L2 and one last-level cache per node, shared by
+ * that node's vCPUs. Every instruction line a block fetches (at block
+ * entry) and every data access goes through it, user mode included, so
+ * that user work evicts kernel lines as it would; what is counted is
+ * where kernel instruction fetches and kernel reads of rodata= were
+ * served from, and for those that reached memory, from which node. The
+ * last slot of the marker page (FLUSH_SLOT) empties every cache of the
+ * model without changing the phase: the guest's "cold cache" runs
+ * execute it before each operation. A model of where lines come from,
+ * not of time: see README.md for what it leaves out.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -48,6 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cachemodel.h"
 #include "qemu-plugin-api.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
@@ -69,16 +82,16 @@ enum { MODE_USER, MODE_KERNEL, NMODES };
  * mmap base (ASLR moves those at most 1 TiB below 0x7fffffffffff with
  * the default vm.mmap_rnd_bits=28; this is 1.6 TiB below). Slot P is the
  * instruction at byte 16 * P; slot 0 and addresses between slots mark
- * nothing. Slots from MAX_PHASES on count in the last phase
- * (phase_overflow says how often that happened). The page has 256 slots;
- * 128 phases cover kbench's seven cases on eight nodes with room to
- * spare, at 576 bytes per vCPU and phase (4.5 MiB of .bss with 64 vCPUs,
- * touched only as phases are used).
+ * nothing. The page has 256 slots: 1..254 are phases, 255 (FLUSH_SLOT)
+ * empties the cache model. 254 phases cover kbench's eleven cases on
+ * eight nodes, hot and cold, at about 1 KiB per vCPU and phase (16 MiB
+ * of .bss with 64 vCPUs, touched only as phases are used).
  */
 #define PHASE_PAGE	0x7e5700000000ull
 #define PHASE_PAGE_SIZE	4096u
 #define PHASE_SLOT	16u
-#define MAX_PHASES	128
+#define MAX_PHASES	255
+#define FLUSH_SLOT	255
 
 struct vcpu_stats {
 	uint64_t insns[NMODES][NCOLS];
@@ -86,6 +99,11 @@ struct vcpu_stats {
 	uint64_t reads_io;		/* ... from MMIO or unresolved */
 	uint64_t rodata[NCOLS];		/* the reads[] of rodata= addresses */
 	uint64_t rodata_io;		/* ... and of reads_io */
+	/* cache=on: kernel instruction line fetches and rodata= reads ... */
+	uint64_t kfetch[CM_NLEVELS];	/* ... by the level that served them */
+	uint64_t kfetch_mem[NCOLS];	/* ... those from memory, by node */
+	uint64_t krodata[CM_NLEVELS];
+	uint64_t krodata_mem[NCOLS];
 } __attribute__((aligned(64)));
 
 struct range {
@@ -101,7 +119,7 @@ static struct vcpu_stats stats[MAX_PHASES][MAX_VCPUS];
  */
 static unsigned int phase_now;
 static uint64_t phase_marks[MAX_PHASES];	/* markers run, by phase */
-static uint64_t phase_overflow;		/* markers of slots >= MAX_PHASES */
+static uint64_t flush_marks;		/* FLUSH_SLOT markers run */
 static int cpu_node[MAX_VCPUS];
 static int n_vcpus;
 static bool cpunodes_given;
@@ -112,10 +130,41 @@ static bool rodata_on;
 static uint64_t rodata_start, rodata_end;	/* kernel virtual, [start, end) */
 static const char *out_path;
 
+/*
+ * The cache model: KiB and ways of each level. Defaults: one core of a
+ * 2-socket Intel Xeon Platinum 8480+ (Sapphire Rapids); the last-level
+ * cache of a node is llc KiB per vCPU of that node (the LLC slice of one
+ * core, times the cores modelled), as if every core of the socket were
+ * as busy as ours. Sources: bench-results/model-sources.md.
+ */
+struct cm_shape {
+	const char *name;
+	uint64_t kib, ways;
+};
+
+enum { SHAPE_L1I, SHAPE_L1D, SHAPE_L2, SHAPE_LLC, CM_NSHAPES };
+static struct cm_shape shapes[CM_NSHAPES] = {
+	{ "l1i", 32, 8 }, { "l1d", 48, 12 }, { "l2", 2048, 16 }, { "llc", 1920, 15 },
+};
+static bool cache_on;
+static struct cm_cache l1i[MAX_VCPUS], l1d[MAX_VCPUS], l2[MAX_VCPUS];
+static struct cm_cache llc[MAX_NODES];
+static bool cache_ready;
+
+/* The instruction lines of a translated block, for the cache model. */
+struct tb_lines {
+	bool kernel;
+	unsigned int n;
+	struct {
+		uint64_t line;
+		int col;
+	} l[];
+};
+
 static struct range ranges[MAX_RANGES];
 static int n_ranges;
 static int max_mem_node = -1;
-static pthread_once_t maps_once = PTHREAD_ONCE_INIT;
+static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 
 /* Record the host mappings of every nodeN.mem file QEMU has mapped. */
 static void parse_maps(void)
@@ -167,6 +216,44 @@ static int node_of(const void *host)
 	return COL_OTHER;
 }
 
+/* boot.py's layout, unless cpunodes= said: CPUs split evenly over the nodes. */
+static void guess_cpunodes(void)
+{
+	int v, mem_nodes = max_mem_node + 1 > 0 ? max_mem_node + 1 : 1;
+
+	if (cpunodes_given)
+		return;
+	for (v = 0; v < n_vcpus; v++)
+		cpu_node[v] = v * mem_nodes / n_vcpus;
+}
+
+/*
+ * At the first translation: the node files, the vCPUs' nodes, and each
+ * node's last-level cache (llc KiB per vCPU of the node). A cache that
+ * cannot be allocated turns the model off, with a message.
+ */
+static void setup(void)
+{
+	int v, n;
+
+	parse_maps();
+	guess_cpunodes();
+	if (!cache_on)
+		return;
+	for (n = 0; n < MAX_NODES; n++) {
+		uint64_t cnt = 0;
+
+		for (v = 0; v < n_vcpus; v++)
+			cnt += cpu_node[v] == n;
+		if (cnt && cm_init(&llc[n], shapes[SHAPE_LLC].kib * cnt,
+				   shapes[SHAPE_LLC].ways)) {
+			fprintf(stderr, "locality: no memory for node %d's last-level cache: cache model off\n", n);
+			return;
+		}
+	}
+	cache_ready = true;
+}
+
 static void tb_exec(unsigned int vcpu, void *udata)
 {
 	uintptr_t v = (uintptr_t)udata;
@@ -175,18 +262,57 @@ static void tb_exec(unsigned int vcpu, void *udata)
 		(&stats[phase_now][vcpu].insns[0][0])[v & CLASS_MASK] += v >> CLASS_BITS;
 }
 
+/* Empty every cache of the model. */
+static void cache_flush_all(void)
+{
+	int i;
+
+	for (i = 0; i < n_vcpus; i++) {
+		cm_flush(&l1i[i]);
+		cm_flush(&l1d[i]);
+		cm_flush(&l2[i]);
+	}
+	for (i = 0; i < MAX_NODES; i++)
+		if (llc[i].tag)
+			cm_flush(&llc[i]);
+}
+
 /* A marker runs: udata is its slot. Its own instruction counted already. */
 static void phase_mark(unsigned int vcpu, void *udata)
 {
 	uintptr_t slot = (uintptr_t)udata;
 
 	(void)vcpu;
-	if (slot >= MAX_PHASES) {
-		slot = MAX_PHASES - 1;
-		phase_overflow++;
+	if (slot == FLUSH_SLOT) {
+		flush_marks++;
+		if (cache_ready)
+			cache_flush_all();
+		return;
 	}
 	phase_now = (unsigned int)slot;
 	phase_marks[slot]++;
+}
+
+/* A block runs: its instruction lines go through the vCPU's caches. */
+static void cache_fetch(unsigned int vcpu, void *udata)
+{
+	const struct tb_lines *t = udata;
+	struct vcpu_stats *s;
+	unsigned int i;
+
+	if (vcpu >= MAX_VCPUS || !cache_ready)
+		return;
+	s = &stats[phase_now][vcpu];
+	for (i = 0; i < t->n; i++) {
+		enum cm_level lvl = cm_lookup(&l1i[vcpu], &l2[vcpu],
+					      &llc[cpu_node[vcpu]], t->l[i].line);
+
+		if (!t->kernel)
+			continue;
+		s->kfetch[lvl]++;
+		if (lvl == CM_MEM)
+			s->kfetch_mem[t->l[i].col]++;
+	}
 }
 
 /* Mirror of QEMU 7.2's struct qemu_plugin_hwaddr (include/qemu/plugin-memory.h). */
@@ -196,26 +322,77 @@ struct hwaddr_72 {
 	void *hostaddr;
 };
 
-static void mem_read(unsigned int vcpu, qemu_plugin_meminfo_t info,
-		     uint64_t vaddr, void *udata)
+/*
+ * A data access (udata: the instruction's mode). data=on counts kernel
+ * reads by node; cache=on sends every access through the vCPU's data
+ * caches and counts where kernel reads of rodata= were served from.
+ */
+static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
+		       uint64_t vaddr, void *udata)
 {
 	struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
-	bool rodata = rodata_on && vaddr >= rodata_start && vaddr < rodata_end;
+	bool read = (uintptr_t)udata == MODE_KERNEL && !qemu_plugin_mem_is_store(info);
+	bool rodata = read && rodata_on && vaddr >= rodata_start && vaddr < rodata_end;
+	void *host = hw && !qemu_plugin_hwaddr_is_io(hw) ?
+		     ((struct hwaddr_72 *)hw)->hostaddr : NULL;
 	struct vcpu_stats *s;
+	enum cm_level lvl;
 	int col;
 
-	(void)udata;
 	if (vcpu >= MAX_VCPUS)
 		return;
 	s = &stats[phase_now][vcpu];
-	if (!hw || qemu_plugin_hwaddr_is_io(hw)) {
+	col = host ? node_of(host) : COL_OTHER;
+	if (read && !host) {
 		s->reads_io++;
 		s->rodata_io += rodata;
-	} else {
-		col = node_of(((struct hwaddr_72 *)hw)->hostaddr);
+	} else if (read) {
 		s->reads[col]++;
 		s->rodata[col] += rodata;
 	}
+	if (!cache_ready || !host)
+		return;
+	lvl = cm_lookup(&l1d[vcpu], &l2[vcpu], &llc[cpu_node[vcpu]],
+			(uintptr_t)host >> CM_LINE_SHIFT);
+	if (rodata) {
+		s->krodata[lvl]++;
+		if (lvl == CM_MEM)
+			s->krodata_mem[col]++;
+	}
+}
+
+/* The distinct instruction lines of @tb, in order (NULL if none). */
+static struct tb_lines *tb_lines_of(struct qemu_plugin_tb *tb, size_t n)
+{
+	struct tb_lines *t = malloc(sizeof(*t) + 2 * n * sizeof(t->l[0]));
+	size_t i;
+
+	if (!t)
+		return NULL;
+	t->n = 0;
+	t->kernel = n && qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, 0)) >> 63;
+	for (i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		uintptr_t h = (uintptr_t)qemu_plugin_insn_haddr(insn);
+		size_t size = qemu_plugin_insn_size(insn);
+		uint64_t first = h >> CM_LINE_SHIFT;
+		uint64_t last = (h + (size ? size - 1 : 0)) >> CM_LINE_SHIFT;
+		uint64_t line;
+
+		if (!h)
+			continue;	/* not RAM: not modelled */
+		for (line = first; line <= last; line++) {
+			if (t->n && t->l[t->n - 1].line == line)
+				continue;
+			t->l[t->n].line = line;
+			t->l[t->n++].col = node_of((void *)(line << CM_LINE_SHIFT));
+		}
+	}
+	if (!t->n) {
+		free(t);
+		return NULL;
+	}
+	return t;
 }
 
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -225,7 +402,7 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	int c;
 
 	(void)id;
-	pthread_once(&maps_once, parse_maps);
+	pthread_once(&setup_once, setup);
 	for (i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		uint64_t vaddr = qemu_plugin_insn_vaddr(insn);
@@ -237,10 +414,19 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, phase_mark,
 							       QEMU_PLUGIN_CB_NO_REGS,
 							       (void *)(uintptr_t)(off / PHASE_SLOT));
-		if (data_on && mode == MODE_KERNEL)
-			qemu_plugin_register_vcpu_mem_cb(insn, mem_read,
+		if (cache_ready || (data_on && mode == MODE_KERNEL))
+			qemu_plugin_register_vcpu_mem_cb(insn, mem_access,
 							 QEMU_PLUGIN_CB_NO_REGS,
-							 QEMU_PLUGIN_MEM_R, NULL);
+							 cache_ready ? QEMU_PLUGIN_MEM_RW :
+								       QEMU_PLUGIN_MEM_R,
+							 (void *)(uintptr_t)mode);
+	}
+	if (cache_ready) {
+		struct tb_lines *t = tb_lines_of(tb, n);
+
+		if (t)
+			qemu_plugin_register_vcpu_tb_exec_cb(tb, cache_fetch,
+							     QEMU_PLUGIN_CB_NO_REGS, t);
 	}
 	for (c = 0; c < NCLASSES; c++) {
 		uintptr_t v = ((uintptr_t)count[c] << CLASS_BITS) | (uintptr_t)c;
@@ -430,6 +616,60 @@ static void print_node_matrix(FILE *f, const char *lead, const struct vcpu_stats
 	}
 }
 
+/* " NAME_l1=N NAME_l2=N NAME_llc=N NAME_local=N NAME_remote=N NAME_other=N" */
+static void print_levels(FILE *f, const char *name, const uint64_t *lvl,
+			 const uint64_t *mem, int node)
+{
+	uint64_t loc = 0, rem = 0, oth = 0;
+
+	split(mem, node, &loc, &rem, &oth);
+	fprintf(f, " %s_l1=%" PRIu64 " %s_l2=%" PRIu64 " %s_llc=%" PRIu64
+		" %s_local=%" PRIu64 " %s_remote=%" PRIu64 " %s_other=%" PRIu64,
+		name, lvl[CM_L1], name, lvl[CM_L2], name, lvl[CM_LLC],
+		name, loc, name, rem, name, oth);
+}
+
+/*
+ * The cache model, a line per vCPU and per node with vCPUs: "LEAD cache
+ * WHO fetch_l1=N ... fetch_other=N rodata_l1=N ... rodata_other=N", the
+ * kernel's instruction line fetches and rodata= reads by where they were
+ * served from (local and remote: memory of the vCPU's home node or not).
+ */
+static void print_cache(FILE *f, const char *lead, const struct vcpu_stats *rows,
+			int nodes)
+{
+	int v, n, c, l;
+
+	for (v = 0; v <= n_vcpus + nodes; v++) {
+		struct vcpu_stats sum = { 0 };
+		int node = v < n_vcpus ? cpu_node[v] : v - n_vcpus, cnt = 0, i;
+
+		for (i = 0; i < n_vcpus; i++) {
+			if (v < n_vcpus ? i != v : cpu_node[i] != node)
+				continue;
+			cnt++;
+			for (l = 0; l < CM_NLEVELS; l++) {
+				sum.kfetch[l] += rows[i].kfetch[l];
+				sum.krodata[l] += rows[i].krodata[l];
+			}
+			for (c = 0; c < NCOLS; c++) {
+				sum.kfetch_mem[c] += rows[i].kfetch_mem[c];
+				sum.krodata_mem[c] += rows[i].krodata_mem[c];
+			}
+		}
+		if (!cnt)
+			continue;
+		n = home[node];
+		if (v < n_vcpus)
+			fprintf(f, "%scache vcpu=%d node=%d home=%d", lead, v, node, n);
+		else
+			fprintf(f, "%scache node=%d home=%d vcpus=%d", lead, node, n, cnt);
+		print_levels(f, "fetch", sum.kfetch, sum.kfetch_mem, node);
+		print_levels(f, "rodata", sum.krodata, sum.krodata_mem, node);
+		fprintf(f, "\n");
+	}
+}
+
 /*
  * Every count of @rows (one vcpu_stats per vCPU), each line led by @lead:
  * "" for the totals, "phase=P " for phase P (@phase: with kernel_insns=).
@@ -461,6 +701,8 @@ static void print_counts(FILE *f, const char *lead, const struct vcpu_stats *row
 		print_lines(f, lead, rows, nodes, K_RODATA, phase);
 		print_node_matrix(f, lead, rows, nodes, K_RODATA);
 	}
+	if (cache_ready)
+		print_cache(f, lead, rows, nodes);
 }
 
 static void add_stats(struct vcpu_stats *dst, const struct vcpu_stats *src)
@@ -475,6 +717,14 @@ static void add_stats(struct vcpu_stats *dst, const struct vcpu_stats *src)
 	}
 	dst->reads_io += src->reads_io;
 	dst->rodata_io += src->rodata_io;
+	for (c = 0; c < CM_NLEVELS; c++) {
+		dst->kfetch[c] += src->kfetch[c];
+		dst->krodata[c] += src->krodata[c];
+	}
+	for (c = 0; c < NCOLS; c++) {
+		dst->kfetch_mem[c] += src->kfetch_mem[c];
+		dst->krodata_mem[c] += src->krodata_mem[c];
+	}
 }
 
 /* Instructions of @mode in @s, from every memory column. */
@@ -502,7 +752,7 @@ static void report(FILE *f)
 			add_stats(&total[v], &stats[p][v]);
 	}
 
-	fprintf(f, "locality version=2 nodes=%d vcpus=%d data=%s mapped_ranges=%d cpunodes_src=%s cpunodes=",
+	fprintf(f, "locality version=3 nodes=%d vcpus=%d data=%s mapped_ranges=%d cpunodes_src=%s cpunodes=",
 		nodes, n_vcpus, data_on ? "on" : "off", n_ranges,
 		cpunodes_given ? "arg" : "guess");
 	for (v = 0; v < n_vcpus; v++)
@@ -511,12 +761,18 @@ static void report(FILE *f)
 	for (n = 0; n < nodes; n++)
 		fprintf(f, "%s%d", n ? ":" : "", home[n]);
 	fprintf(f, " phase_page=0x%llx max_phases=%d phase_marks=%" PRIu64
-		" phase_overflow=%" PRIu64, PHASE_PAGE, MAX_PHASES, marks,
-		phase_overflow);
+		" flush_marks=%" PRIu64, PHASE_PAGE, MAX_PHASES - 1, marks,
+		flush_marks);
 	if (rodata_on)
-		fprintf(f, " rodata=%" PRIx64 "-%" PRIx64 "\n", rodata_start, rodata_end);
+		fprintf(f, " rodata=%" PRIx64 "-%" PRIx64, rodata_start, rodata_end);
 	else
-		fprintf(f, " rodata=off\n");
+		fprintf(f, " rodata=off");
+	fprintf(f, " cache=%s", cache_ready ? "on" : "off");
+	for (v = 0; cache_ready && v < CM_NSHAPES; v++)
+		fprintf(f, " cache_%s=%" PRIu64 ":%" PRIu64 "%s", shapes[v].name,
+			shapes[v].kib, shapes[v].ways,
+			v == SHAPE_LLC ? "/vcpu" : "");
+	fprintf(f, "\n");
 
 	print_counts(f, "", total, nodes, false);
 
@@ -545,17 +801,10 @@ static void report(FILE *f)
 static void at_exit(qemu_plugin_id_t id, void *udata)
 {
 	FILE *f;
-	int v, mem_nodes;
 
 	(void)id;
 	(void)udata;
-	pthread_once(&maps_once, parse_maps);
-	if (!cpunodes_given) {
-		/* boot.py's layout: CPUs split evenly, in order, over the nodes. */
-		mem_nodes = max_mem_node + 1 > 0 ? max_mem_node + 1 : 1;
-		for (v = 0; v < n_vcpus; v++)
-			cpu_node[v] = v * mem_nodes / n_vcpus;
-	}
+	pthread_once(&setup_once, setup);
 	/* Not qemu_plugin_outs(): 7.2 prints that only with "-d plugin". */
 	f = out_path ? fopen(out_path, "w") : stderr;
 	if (!f) {
@@ -563,9 +812,6 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 		return;
 	}
 	report(f);
-	if (phase_overflow)
-		fprintf(stderr, "locality: %" PRIu64 " phase marker(s) beyond phase %d counted in phase %d\n",
-			phase_overflow, MAX_PHASES - 1, MAX_PHASES - 1);
 	if (f == stderr)
 		fflush(f);
 	else
@@ -611,11 +857,41 @@ static bool parse_range(const char *s, uint64_t *start, uint64_t *end)
 	return !errno && !*q && *start < *end;
 }
 
+/*
+ * "l1i=KIB:WAYS" (and l1d, l2, llc): 1 if @arg names a cache level and
+ * its shape is good, -1 (with a message) if the shape is bad, 0 if @arg
+ * names no level.
+ */
+static int parse_shape(const char *arg, const char *val)
+{
+	struct cm_cache probe;
+	unsigned long long kib, ways;
+	int i, pos = 0;
+
+	for (i = 0; i < CM_NSHAPES; i++) {
+		size_t len = strlen(shapes[i].name);
+
+		if (strncmp(arg, shapes[i].name, len) || arg[len] != '=')
+			continue;
+		if (sscanf(val, "%llu:%llu%n", &kib, &ways, &pos) != 2 || val[pos] ||
+		    cm_init(&probe, kib, ways)) {
+			fprintf(stderr, "locality: bad cache shape '%s' (want KIB:WAYS, KIB * 16 a multiple of WAYS)\n", arg);
+			return -1;
+		}
+		free(probe.tag);
+		free(probe.stamp);
+		shapes[i].kib = kib;
+		shapes[i].ways = ways;
+		return 1;
+	}
+	return 0;
+}
+
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 					   const qemu_info_t *info,
 					   int argc, char **argv)
 {
-	int i, given = 0;
+	int i, shape, given = 0;
 
 	if (!info->system_emulation) {
 		fprintf(stderr, "locality: needs system emulation\n");
@@ -659,6 +935,14 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 				return -1;
 			}
 			rodata_on = true;
+		} else if (!strncmp(arg, "cache=", 6)) {
+			if (!qemu_plugin_bool_parse("cache", val, &cache_on)) {
+				fprintf(stderr, "locality: bad boolean '%s'\n", arg);
+				return -1;
+			}
+		} else if ((shape = parse_shape(arg, val))) {
+			if (shape < 0)
+				return -1;
 		} else if (!strncmp(arg, "data=", 5)) {
 			if (!qemu_plugin_bool_parse("data", val, &data_on)) {
 				fprintf(stderr, "locality: bad boolean '%s'\n", arg);
@@ -677,6 +961,18 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	if (rodata_on && !data_on) {
 		fprintf(stderr, "locality: rodata= counts data reads: it needs data=on\n");
 		return -1;
+	}
+	if (cache_on && !data_on) {
+		fprintf(stderr, "locality: cache=on models data accesses too: it needs data=on\n");
+		return -1;
+	}
+	for (i = 0; cache_on && i < n_vcpus; i++) {
+		if (cm_init(&l1i[i], shapes[SHAPE_L1I].kib, shapes[SHAPE_L1I].ways) ||
+		    cm_init(&l1d[i], shapes[SHAPE_L1D].kib, shapes[SHAPE_L1D].ways) ||
+		    cm_init(&l2[i], shapes[SHAPE_L2].kib, shapes[SHAPE_L2].ways)) {
+			fprintf(stderr, "locality: no memory for vCPU %d's caches\n", i);
+			return -1;
+		}
 	}
 	if (data_on && !hwaddr_layout_ok()) {
 		fprintf(stderr, "locality: data=on needs QEMU 7.2's struct qemu_plugin_hwaddr layout; this QEMU differs\n");

@@ -13,8 +13,9 @@
  *   selftest DIR REPORT
  *
  * plays a two-node, four-vCPU run with phase markers and data=on,
- * rodata=..., checks the meter's counters against the numbers the script
- * implies, and writes the meter's report to REPORT (scripts/meter-check.sh
+ * rodata=..., cache=on, checks the meter's counters against the numbers
+ * the script implies (and the cache model's LRU and line splitting on
+ * their own), and writes the meter's report to REPORT (scripts/meter-check.sh
  * --assert qemu-smoke/topologies/2node.topo REPORT must pass on it).
  * Exits 0 when every check passed. Built by 'make -C qemu-smoke/plugin
  * selftest'; run by checks/fixtures-test.sh.
@@ -35,6 +36,7 @@ struct qemu_plugin_insn {
 	void *exec_udata;
 	qemu_plugin_vcpu_mem_cb_t mem_cb;
 	void *mem_udata;
+	size_t size;		/* bytes (0: one) */
 	bool reads;		/* the instruction reads data_vaddr ... */
 	uint64_t data_vaddr;
 	void *data_host;	/* ... at this host address (NULL: unresolved) */
@@ -125,8 +127,13 @@ void *qemu_plugin_insn_haddr(const struct qemu_plugin_insn *insn)
 
 size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn)
 {
-	(void)insn;
-	return 1;
+	return insn->size ? insn->size : 1;
+}
+
+/* The script's accesses are loads (info 0) or stores (info 1). */
+bool qemu_plugin_mem_is_store(qemu_plugin_meminfo_t info)
+{
+	return info & 1;
 }
 
 /* The access being executed: its host address, as QEMU 7.2 records it. */
@@ -273,14 +280,60 @@ static void map_nodes(const char *dir)
 	}
 }
 
+/* cachemodel.h and tb_lines_of() on their own. */
+static void test_cachemodel(void)
+{
+	struct qemu_plugin_tb *tb;
+	struct tb_lines *t;
+	struct cm_cache c;
+
+	expect("a shape whose lines do not split into ways", cm_init(&c, 1, 3), (uint64_t)-1);
+	expect("1 KiB, 2 ways", cm_init(&c, 1, 2), 0);	/* 16 lines, 8 sets */
+	expect("line 0 cold", cm_access(&c, 0), 0);
+	expect("line 8 cold", cm_access(&c, 8), 0);
+	expect("line 0 again", cm_access(&c, 0), 1);
+	expect("line 16 cold", cm_access(&c, 16), 0);	/* evicts 8 */
+	expect("line 0 kept", cm_access(&c, 0), 1);
+	expect("line 8 evicted", cm_access(&c, 8), 0);	/* evicts 16 */
+	expect("line 16 evicted", cm_access(&c, 16), 0);	/* evicts 0 */
+	expect("line 1 other set", cm_access(&c, 1), 0);
+	cm_flush(&c);
+	expect("line 16 after a flush", cm_access(&c, 16), 0);
+	expect("line 16 refilled", cm_access(&c, 16), 1);
+	free(c.tag);
+	free(c.stamp);
+
+	/* Eight one-byte instructions from byte 0x3c of a line: two lines. */
+	tb = block(KTEXT, mem[0] + 0x23c, 8);
+	t = tb_lines_of(tb, 8);
+	expect("lines of a block across a line", t ? t->n : 0, 2);
+	expect("its first line", t ? t->l[0].line : 0, (uintptr_t)(mem[0] + 0x200) >> 6);
+	expect("kernel block", t ? t->kernel : 0, 1);
+	free(t);
+	/* One 70-byte instruction at byte 0x30: two lines. */
+	tb->n = 1;
+	tb->insn[0].haddr = mem[1] + 0x30;
+	tb->insn[0].size = 70;
+	t = tb_lines_of(tb, 1);
+	expect("lines of one long instruction", t ? t->n : 0, 2);
+	expect("their node", t ? t->l[1].col : 9, 1);
+	free(t);
+	tb->insn[0].haddr = NULL;
+	expect("a block without RAM has no lines", tb_lines_of(tb, 1) == NULL, 1);
+	free(tb);
+}
+
 int main(int argc, char **argv)
 {
 	char out_arg[4200];
 	char *bad_rodata[] = { "data=on", "rodata=ffffffff82000000" };
 	char *bad_order[] = { "data=on", "rodata=ffffffff82800000-ffffffff82000000" };
 	char *rodata_no_data[] = { "rodata=ffffffff82000000-ffffffff82800000" };
+	char *cache_no_data[] = { "data=off", "cache=on" };
+	char *bad_shape[] = { "data=on", "cache=on", "l2=1000:3" };
 	char *args[] = { "cpunodes=0:0:1:1", "homes=0:1", "data=on",
-			 "rodata=ffffffff82000000-ffffffff82800000", out_arg };
+			 "rodata=ffffffff82000000-ffffffff82800000", "cache=on",
+			 "l1d=32:8", out_arg };
 	struct qemu_plugin_tb *ktext, *kread, *kmod, *bios, *user;
 	int i;
 
@@ -295,7 +348,10 @@ int main(int argc, char **argv)
 	expect("install with rodata= and data=off", install(1, rodata_no_data) == -1, 1);
 	expect("install with rodata=START only", install(2, bad_rodata) == -1, 1);
 	expect("install with rodata END < START", install(2, bad_order) == -1, 1);
-	expect("install", install(5, args), 0);
+	expect("install with cache=on and data=off", install(2, cache_no_data) == -1, 1);
+	expect("install with a bad cache shape", install(3, bad_shape) == -1, 1);
+	expect("install", install(7, args), 0);
+	expect("l1d shape from its argument", shapes[SHAPE_L1D].kib * 100 + shapes[SHAPE_L1D].ways, 3208);
 
 	ktext = translate(block(KTEXT, mem[0] + 0x100, 8));
 	kmod = translate(block(KMOD, mem[1] + 0x100, 5));
@@ -320,6 +376,7 @@ int main(int argc, char **argv)
 	kread->insn[4].data_vaddr = RODATA_END;
 	kread->insn[4].data_host = mem[0] + 0xa000;
 	translate(kread);
+	test_cachemodel();	/* after the first translation: the nodes are known */
 
 	/* Phase 0, the boot: node 1's vCPUs run the image remotely. */
 	run(bios, 0, 1000);
@@ -342,16 +399,15 @@ int main(int argc, char **argv)
 	mark(0, 16 * 3 + 8);		/* not at a slot: not a marker */
 	mark(2, 16 * 1);		/* phase 1 again */
 	run(ktext, 1, 7);
-	mark(3, 16 * 200);		/* beyond MAX_PHASES: the last phase */
+	mark(3, 16 * 254);		/* the last phase */
 	run(ktext, 3, 3);
 
-	expect("phase now", phase_now, MAX_PHASES - 1);
+	expect("phase now", phase_now, 254);
 	expect("marks of phase 0", phase_marks[0], 0);
 	expect("marks of phase 1", phase_marks[1], 2);
 	expect("marks of phase 2", phase_marks[2], 1);
 	expect("marks of phase 3", phase_marks[3], 0);
-	expect("marks of the last phase", phase_marks[MAX_PHASES - 1], 1);
-	expect("phase overflow", phase_overflow, 1);
+	expect("marks of the last phase", phase_marks[254], 1);
 
 	expect("phase 0 vcpu 0 kernel node 0", stats[0][0].insns[MODE_KERNEL][0], 10000 * 8 + 10 * 5);
 	expect("phase 0 vcpu 0 user other", stats[0][0].insns[MODE_USER][COL_OTHER], 3000);
@@ -369,9 +425,8 @@ int main(int argc, char **argv)
 	expect("phase 2 vcpu 2 user node 1", stats[2][2].insns[MODE_USER][1], 1);
 	expect("phase 2 vcpu 2 kernel node 0", stats[2][2].insns[MODE_KERNEL][0], 240);
 	expect("phase 2 vcpu 1 kernel", stats[2][1].insns[MODE_KERNEL][0], 0);
-	expect("last phase vcpu 3 kernel node 0",
-	       stats[MAX_PHASES - 1][3].insns[MODE_KERNEL][0], 24);
-	expect("last phase vcpu 3 user node 1", stats[MAX_PHASES - 1][3].insns[MODE_USER][1], 0);
+	expect("last phase vcpu 3 kernel node 0", stats[254][3].insns[MODE_KERNEL][0], 24);
+	expect("last phase vcpu 3 user node 1", stats[254][3].insns[MODE_USER][1], 0);
 	expect("phase 1 vcpu 3 user node 1", stats[1][3].insns[MODE_USER][1], 1);
 
 	expect("phase 0 vcpu 0 reads node 0", stats[0][0].reads[0], 10 * 3);
@@ -382,6 +437,41 @@ int main(int argc, char **argv)
 	expect("phase 2 vcpu 0 rodata node 1", stats[2][0].rodata[1], 50);
 	expect("phase 2 vcpu 0 rodata io", stats[2][0].rodata_io, 50);
 	expect("phase 1 vcpu 0 reads", stats[1][0].reads[0] + stats[1][0].reads_io, 0);
+
+	/*
+	 * The cache model. Phase 0: vCPU 0 fetched ktext's and kread's line
+	 * from memory once each (node 0, local), then from L1; vCPU 1 (node 0)
+	 * found ktext in node 0's LLC; vCPU 2 (node 1) fetched it from node 0
+	 * (remote) and kmod's from node 1; vCPU 3 found ktext in node 1's LLC.
+	 * User blocks go through the caches uncounted; bios has no RAM line.
+	 */
+	expect("phase 0 vcpu 0 fetch l1", stats[0][0].kfetch[CM_L1], 9999 + 9);
+	expect("phase 0 vcpu 0 fetch mem", stats[0][0].kfetch[CM_MEM], 2);
+	expect("phase 0 vcpu 0 fetch mem node 0", stats[0][0].kfetch_mem[0], 2);
+	expect("phase 0 vcpu 1 fetch llc", stats[0][1].kfetch[CM_LLC], 1);
+	expect("phase 0 vcpu 1 fetch mem", stats[0][1].kfetch[CM_MEM], 0);
+	expect("phase 0 vcpu 2 fetch mem node 0", stats[0][2].kfetch_mem[0], 1);
+	expect("phase 0 vcpu 2 fetch mem node 1", stats[0][2].kfetch_mem[1], 1);
+	expect("phase 0 vcpu 3 fetch llc", stats[0][3].kfetch[CM_LLC], 1);
+	expect("phase 0 vcpu 0 user fetches uncounted",
+	       stats[1][0].kfetch[CM_L1] + stats[1][0].kfetch[CM_MEM], 0);
+	/* rodata reads: node 0's and node 1's line once from memory each. */
+	expect("phase 0 vcpu 0 rodata l1", stats[0][0].krodata[CM_L1], 18);
+	expect("phase 0 vcpu 0 rodata mem node 0", stats[0][0].krodata_mem[0], 1);
+	expect("phase 0 vcpu 0 rodata mem node 1", stats[0][0].krodata_mem[1], 1);
+	/* Phase 2: all hits in L1 but kmod's line, which only node 1 had. */
+	expect("phase 2 vcpu 0 fetch l1", stats[2][0].kfetch[CM_L1], 250 + 9);
+	expect("phase 2 vcpu 0 fetch mem node 1", stats[2][0].kfetch_mem[1], 1);
+	expect("phase 2 vcpu 0 fetch mem", stats[2][0].kfetch[CM_MEM], 1);
+	expect("phase 2 vcpu 0 rodata l1", stats[2][0].krodata[CM_L1], 100);
+	expect("phase 2 vcpu 0 rodata from memory", stats[2][0].krodata[CM_MEM], 0);
+	/* The flush marker empties every cache and keeps the phase. */
+	mark(0, 16 * FLUSH_SLOT);
+	run(ktext, 3, 2);
+	expect("flush marks", flush_marks, 1);
+	expect("phase after a flush", phase_now, 254);
+	expect("last phase vcpu 3 fetch l1", stats[254][3].kfetch[CM_L1], 3 + 1);
+	expect("last phase vcpu 3 fetch mem node 0", stats[254][3].kfetch_mem[0], 1);
 
 	exit_cb(1, exit_udata);
 	if (failures) {

@@ -24,7 +24,7 @@
  * Every case runs REPS times per node (-r, default 11) after one warm-up
  * run. One line per (case, node): median, quartiles, minimum and maximum,
  * in microseconds, as a tab-separated table headed by '# kbench'.
- * Usage: kbench [-r REPS] [-n LOOP] [-c CASE[,CASE...]] [-m PHASE]
+ * Usage: kbench [-r REPS] [-n LOOP] [-c CASE[,CASE...]] [-m PHASE [-C]]
  *
  * -m PHASE marks phases of the locality meter (meter-phase.h): PHASE
  * itself is kbench's own work (setup, warm-up runs, statistics, output:
@@ -42,6 +42,11 @@
  * everything the kernel did meanwhile, untimed parts included (children
  * exiting and being reaped, mkdtemp() and umount() around mount, the
  * child and pipes of kill).
+ *
+ * -C (with -m): cold caches. Before each operation kbench runs the meter's
+ * flush marker (meter_flush()), which empties the meter's cache model, as
+ * the RFC's cold runs flushed the caches; the phase lines then end in
+ * " cache=cold". Outside the meter the marker is a call to a "ret".
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -65,6 +70,14 @@
 
 static int loop = 1024;
 static long page;
+static int cold;
+
+/* An operation begins: with -C, empty the meter's cache model first. */
+static inline void op_start(void)
+{
+	if (cold)
+		meter_flush();
+}
 
 static double now_us(void)
 {
@@ -85,6 +98,7 @@ static double b_fork1(void)
 	double t0, t1;
 	pid_t pid;
 
+	op_start();
 	t0 = now_us();
 	pid = fork();
 	t1 = now_us();
@@ -104,6 +118,7 @@ static double b_forkloop(void)
 
 	t0 = now_us();
 	for (i = 0; i < loop; i++) {
+		op_start();
 		pid = fork();
 		if (pid == 0)
 			_exit(0);
@@ -126,6 +141,7 @@ static double mmap_loop(int flags)
 
 	t0 = now_us();
 	for (i = 0; i < loop; i++) {
+		op_start();
 		p = mmap(NULL, page, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
 		if (p == MAP_FAILED)
@@ -152,6 +168,7 @@ static double b_openclose(void)
 
 	t0 = now_us();
 	for (i = 0; i < loop; i++) {
+		op_start();
 		fd = open("/dev/null", O_RDONLY);
 		if (fd < 0)
 			die("open /dev/null");
@@ -167,6 +184,7 @@ static double b_mount(void)
 
 	if (!mkdtemp(dir))
 		die("mkdtemp");
+	op_start();
 	t0 = now_us();
 	if (mount("proc", dir, "proc", 0, NULL))
 		die("mount proc");
@@ -182,8 +200,10 @@ static double b_getppid(void)
 	double t0 = now_us();
 	int i;
 
-	for (i = 0; i < loop; i++)
+	for (i = 0; i < loop; i++) {
+		op_start();
 		getppid();
+	}
 	return now_us() - t0;
 }
 
@@ -193,9 +213,11 @@ static double b_stat(void)
 	double t0 = now_us();
 	int i;
 
-	for (i = 0; i < loop; i++)
+	for (i = 0; i < loop; i++) {
+		op_start();
 		if (stat("/dev/null", &st))
 			die("stat /dev/null");
+	}
 	return now_us() - t0;
 }
 
@@ -205,6 +227,7 @@ static double b_pipe(void)
 	int i, fd[2];
 
 	for (i = 0; i < loop; i++) {
+		op_start();
 		if (pipe(fd))
 			die("pipe");
 		close(fd[0]);
@@ -217,10 +240,12 @@ static double b_pipe(void)
 static double b_forkexec(void)
 {
 	char *argv[] = { "true", NULL }, *envp[] = { NULL };
-	double t0 = now_us();
+	double t0;
 	int status;
 	pid_t pid;
 
+	op_start();
+	t0 = now_us();
 	pid = fork();
 	if (pid < 0)
 		die("fork");
@@ -274,6 +299,7 @@ static double b_kill(void)
 	}
 	if (read(ready[0], &c, 1) != 1)
 		die("child not ready");
+	op_start();
 	t0 = now_us();
 	kill(pid, SIGUSR1);
 	if (read(done[0], &t1, sizeof(t1)) != sizeof(t1))
@@ -362,7 +388,7 @@ int main(int argc, char **argv)
 	int reps = 11, opt, node, cpu, i, phase = 0, next = 0;
 	size_t b;
 
-	while ((opt = getopt(argc, argv, "r:n:c:m:")) != -1) {
+	while ((opt = getopt(argc, argv, "r:n:c:m:C")) != -1) {
 		switch (opt) {
 		case 'r':
 			reps = atoi(optarg);
@@ -373,6 +399,9 @@ int main(int argc, char **argv)
 		case 'c':
 			only = optarg;
 			break;
+		case 'C':
+			cold = 1;
+			break;
 		case 'm':
 			phase = atoi(optarg);
 			if (phase < 1 || phase >= METER_PHASE_MAX) {
@@ -381,9 +410,13 @@ int main(int argc, char **argv)
 			}
 			break;
 		default:
-			fprintf(stderr, "usage: kbench [-r REPS] [-n LOOP] [-c CASE,...] [-m PHASE]\n");
+			fprintf(stderr, "usage: kbench [-r REPS] [-n LOOP] [-c CASE,...] [-m PHASE [-C]]\n");
 			return 2;
 		}
+	}
+	if (cold && !phase) {
+		fprintf(stderr, "kbench: -C flushes the meter's caches: it needs -m\n");
+		return 2;
 	}
 	if (reps < 1 || reps > MAX_REPS || loop < 1) {
 		fprintf(stderr, "kbench: -r must be 1..%d, -n at least 1\n", MAX_REPS);
@@ -435,9 +468,10 @@ int main(int argc, char **argv)
 			       quantile(v, reps, 0.25), quantile(v, reps, 0.75),
 			       v[0], v[reps - 1]);
 			if (phase)
-				printf("meter-phase %d %s ops=%ld node=%d cpu=%d\n",
+				printf("meter-phase %d %s ops=%ld node=%d cpu=%d%s\n",
 				       next++, benches[b].name,
-				       (long)reps * (benches[b].loops ? loop : 1), node, cpu);
+				       (long)reps * (benches[b].loops ? loop : 1), node, cpu,
+				       cold ? " cache=cold" : "");
 			fflush(stdout);
 		}
 	}

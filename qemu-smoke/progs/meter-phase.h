@@ -6,16 +6,16 @@
  * a phase is marked by executing user-mode code at a fixed address: in the
  * page at METER_PHASE_PAGE, the instruction at byte 16 * P means "phase P
  * begins now". Phase 0 is everything before the first marker: the boot.
- * The page has 255 slots after slot 0, but the meter keeps only phases
- * below its MAX_PHASES (128) apart and counts the rest in its last phase,
- * so the programs mark 1..METER_PHASE_MAX only. The page holds a "ret"
+ * The page has 255 slots after slot 0: 1..254 (METER_PHASE_MAX) are
+ * phases, and the last, METER_PHASE_FLUSH, empties the meter's cache
+ * model (cache=on) without changing the phase. The page holds a "ret"
  * (0xc3) in every byte, so a call to any slot returns at once; outside
  * the meter it is just a call.
  *
  * Included by the static guest programs (meterphase, kbench): each is one
  * .c file built alone (scripts/build.sh), and this file is found next to
- * it. The page and the limit must agree with PHASE_PAGE and MAX_PHASES in
- * locality.c.
+ * it. The page and the slots must agree with PHASE_PAGE, MAX_PHASES and
+ * FLUSH_SLOT in locality.c.
  */
 #ifndef METER_PHASE_H
 #define METER_PHASE_H
@@ -28,7 +28,8 @@
 #define METER_PHASE_PAGE	0x7e5700000000ul
 #define METER_PHASE_PAGE_SIZE	4096
 #define METER_PHASE_SLOT	16
-#define METER_PHASE_MAX		127	/* the meter's MAX_PHASES - 1 */
+#define METER_PHASE_MAX		254	/* the meter's MAX_PHASES - 1 */
+#define METER_PHASE_FLUSH	255	/* the meter's FLUSH_SLOT */
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE	0x100000
@@ -61,6 +62,15 @@ static inline int meter_phase_map(void)
 static inline void meter_phase(unsigned int p)
 {
 	void (*slot)(void) = (void (*)(void))(METER_PHASE_PAGE + METER_PHASE_SLOT * p);
+
+	slot();
+}
+
+/* Empty the meter's cache model (a cold-cache operation follows). */
+static inline void meter_flush(void)
+{
+	void (*slot)(void) = (void (*)(void))(METER_PHASE_PAGE +
+					      METER_PHASE_SLOT * METER_PHASE_FLUSH);
 
 	slot();
 }

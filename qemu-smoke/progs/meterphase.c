@@ -2,7 +2,7 @@
 /*
  * meterphase: mark a phase of the locality meter (qemu-smoke/plugin).
  *
- *   meterphase P     phase P (1..127, METER_PHASE_MAX) begins now
+ *   meterphase P     phase P (1..254, METER_PHASE_MAX) begins now
  *
  * Maps the marker page (meter-phase.h) and calls slot P: under the meter,
  * every instruction from then on, on every vCPU, counts in phase P until

@@ -1,17 +1,55 @@
 # shellcheck shell=sh
-# The locality meter's guest (ktv_suite=meter, scripts/meter-check.sh):
-# phase 1 of the meter begins here, once the kernel has booted (the steady
-# state); kbench -m 2 then gives each (node, case) a phase of its own, the
-# cases of ktv_cases (default openclose), and prints which phase is which
-# ("meter-phase P CASE ops=N node=N cpu=N"), which go out as KTAP
-# diagnostics for meter-check.sh. The meter counts; this only marks.
+# The locality meter's guest (ktv_suite=meter: scripts/meter-check.sh and
+# 'make bench'): phase 1 of the meter begins here, once the kernel has
+# booted (the steady state); kbench -m 2 then gives each (node, case) a
+# phase of its own, the cases of ktv_cases (default openclose), and prints
+# which phase is which ("meter-phase P CASE ops=N node=N cpu=N"), which go
+# out as KTAP diagnostics. With ktv_cold=1 the cases run again in phases
+# of their own with the meter's caches emptied before each operation
+# (kbench -C; lines ending in " cache=cold"). Then, for bench.py's memory
+# table, the page table bytes per process (PageTables of 64 sleeping
+# children) and the replication status, if the kernel has one. The meter
+# counts; this only marks.
+
+STATUS=/sys/kernel/debug/kernel_replication/status
+
+# kbench_phases NAME FIRST-PHASE [kbench options]: one kbench run.
+kbench_phases() {
+	_name=$1 _first=$2
+	shift 2
+	if kbench -r "${ktv_reps:-3}" -n "${ktv_loop:-256}" -c "${ktv_cases:-openclose}" \
+		-m "$_first" "$@" >/tmp/kbench.out 2>&1; then
+		while IFS= read -r l; do ktap_diag "kbench: $l"; done </tmp/kbench.out
+		ktap_ok "$_name"
+	else
+		while IFS= read -r l; do ktap_diag "$l"; done </tmp/kbench.out
+		ktap_fail "$_name" "kbench failed"
+	fi
+}
 
 ktap_check meter_phase_marked meterphase 1
-if kbench -r "${ktv_reps:-3}" -n "${ktv_loop:-256}" -c "${ktv_cases:-openclose}" -m 2 \
-	>/tmp/kbench.out 2>&1; then
-	while IFS= read -r l; do ktap_diag "kbench: $l"; done </tmp/kbench.out
-	ktap_ok kbench_phases
-else
-	while IFS= read -r l; do ktap_diag "$l"; done </tmp/kbench.out
-	ktap_fail kbench_phases "kbench failed"
+kbench_phases kbench_phases 2
+if [ "${ktv_cold:-0}" = 1 ]; then
+	last=$(sed -n 's/^meter-phase \([0-9]*\) .*/\1/p' /tmp/kbench.out | tail -n 1)
+	kbench_phases kbench_phases_cold "$((${last:-1} + 1))" -C
+fi
+
+if [ "${ktv_ptbytes:-0}" = 1 ]; then
+	pt_kib() { awk '$1 == "PageTables:" { print $2 }' /proc/meminfo; }
+	before=$(pt_kib) n=0 pids=
+	while [ "$n" -lt 64 ]; do
+		sleep 600 &
+		pids="$pids $!"
+		n=$((n + 1))
+	done
+	sleep 2
+	after=$(pt_kib)
+	# shellcheck disable=SC2086 # a list of PIDs
+	kill $pids
+	wait 2>/dev/null
+	ktap_diag "memory: processes=64 pagetables_kib_before=$before pagetables_kib_after=$after bytes_per_process=$(((after - before) * 1024 / 64))"
+	ktap_ok pagetable_bytes
+fi
+if [ -r "$STATUS" ]; then
+	while IFS= read -r l; do ktap_diag "status: $l"; done <"$STATUS"
 fi
