@@ -12,15 +12,14 @@ one after the other) and the median of those ratios is reported with its
 range over the rounds.
 """
 import argparse
+import math
 import os
-import random
 import re
 import statistics
 import subprocess
 import sys
 
 KERNELS = ("base", "series", "series-off")
-BOOTSTRAP = 4000        # resamples for the confidence intervals
 # Published idle DRAM load latencies of 2-socket servers, in ns: (name,
 # local, remote, source). The sources and the quotes are in
 # bench-results/model-sources.md.
@@ -217,9 +216,18 @@ def model_tables(fields):
           "node that served them; hot: caches as the case left them, cold: emptied before each "
           "operation. lines/op: those misses per operation, local+remote, over all nodes' runs. "
           f"Stall ns/op = local x local latency + remote x remote latency ({lat}; sources in "
-          "model-sources.md). Left out: prefetchers, the out-of-order window that hides part of "
-          "every miss, interconnect queueing and bandwidth, TLB misses, coherence traffic, and "
-          "every stall that is not kernel text or rodata.", "",
+          "model-sources.md; the cache shapes are Intel's for both columns). Only the CPU that "
+          "ran the case is counted (work it caused elsewhere, IPIs, RCU callbacks and "
+          "workqueues on other CPUs, is not; timer ticks on that CPU, which TCG's slowness makes "
+          "more frequent per operation, are). Each node's LLC is 1.875 MiB per vCPU of the node, "
+          "a few MiB, not a socket's 105 MiB: as if the other cores were busy. Lines/op are "
+          "summed over every node's runs, the image's node (where the series changes nothing) "
+          "included. Left out: prefetchers, the out-of-order window that hides part of every "
+          "miss, the branch predictor and micro-op cache, TLB misses and page walks, coherence "
+          "(a line in the other node's LLC counts as a remote memory read), interconnect "
+          "queueing and bandwidth, L2 and LLC hit latency (0 ns here), and every stall that is "
+          "not kernel text or rodata. The cold flush empties every level of every CPU, more "
+          "than a real cold run does.", "",
           "| topology | case | caches | base lines/op (local+remote) | series lines/op | "
           + " | ".join(f"{n} base ns | {n} series ns | {n} series/base" for n, _, _, _ in LATENCIES)
           + " |", "|---|---|---|---|---|" + "---|---|---|" * len(LATENCIES)]
@@ -250,6 +258,23 @@ def model_tables(fields):
     return md, plot
 
 
+# Published measurements on real hardware, to read beside the model (from
+# bench-results/model-sources.md section 4, which quotes the mails).
+PUBLISHED = [
+    "## Published measurements on real hardware (for comparison; not ours)", "",
+    "| system | benchmark | result | source |", "|---|---|---|---|",
+    "| IA64, 6-node Itanium2 900 MHz, 1.5 MB L3 (Steiner/Luck, 2006) | microbenchmarks on node 3, "
+    "cold caches (flushed each iteration) | null 9.2%, fork+exit 20.1%, open/close 29.7%, getpid 8.6%, "
+    "time 34.6%, gettimeofday 33.3% better | <20060420135315.GA28021@sgi.com> |",
+    "| same | hot caches | null 0, fork+exit 6.2%, open/close 3.8%, getpid 0, time 0.9%, gettimeofday 0.5% "
+    "| same |",
+    "| x86 RFC, Xeon E5-2690, 2 nodes x 12 cores (Kuzin, 2023) | syscall loops (the kbench cases) | "
+    "hot 0.4-10.8%; cold 0.4-42.7% (fork-1 42.7%, kill 26.1%); sign and units not stated, no variance "
+    "| <20231228131056.602411-1-artem.kuzin@huawei.com> |",
+    "| same tests on AMD EPYC 7713, 2 x 64 cores (Garg, 2024) | % over 6.5-rc5 | hot -13.0 to +3.3; "
+    "cold -54.2 to +4.6 | <9cbb1c1e-9dd6-478b-b75d-e6c9f3d6c8f7@amd.com> |", ""]
+
+
 def memory_table(fields):
     """Markdown: page table bytes per process and replica bytes per node."""
     md = ["## Memory", "",
@@ -275,18 +300,27 @@ def memory_table(fields):
     return md
 
 
-def bootstrap_ci(values, seed):
-    """95% percentile interval of the median of @values, resampled."""
-    if len(values) < 2:
+def median_ci(values):
+    """A distribution-free confidence interval for the median of @values:
+    the order statistics x(k) and x(n+1-k) for the largest k whose coverage
+    1 - 2 P(Binomial(n, 1/2) < k) is at least 95%, else (k = 1) the range
+    and its lower coverage. Returns (low, high, coverage). A percentile
+    bootstrap of the median gives the same range for 5 rounds, with a
+    coverage it does not state."""
+    n, v = len(values), sorted(values)
+    if n < 2:
         return None
-    rng = random.Random(seed)
-    meds = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(BOOTSTRAP))
-    return meds[int(0.025 * BOOTSTRAP)], meds[int(0.975 * BOOTSTRAP) - 1]
+
+    def coverage(k):
+        return 1 - 2 * sum(math.comb(n, i) for i in range(k)) / 2 ** n
+    k = max([k for k in range(1, n // 2 + 1) if coverage(k) >= 0.95] or [1])
+    return v[k - 1], v[n - k], coverage(k)
 
 
 def ratio_stats(runs, topo, kernel, case, node):
-    """Median of kernel/base over the rounds that have both, and its 95%
-    bootstrap interval (the rounds resampled; None with one round)."""
+    """Median of kernel/base over the rounds that have both, the ends of
+    its confidence interval (median_ci(); the one value with one round),
+    the rounds and the interval's coverage."""
     ratios = []
     for rnd, res in sorted(runs[topo].get(kernel, {}).items()):
         base = runs[topo].get("base", {}).get(rnd, {}).get("kbench", {}).get((case, node))
@@ -295,8 +329,8 @@ def ratio_stats(runs, topo, kernel, case, node):
             ratios.append(val / base)
     if not ratios:
         return None
-    ci = bootstrap_ci(ratios, f"{topo}:{kernel}:{case}:{node}") or (min(ratios), max(ratios))
-    return statistics.median(ratios), ci[0], ci[1], len(ratios)
+    ci = median_ci(ratios) or (ratios[0], ratios[0], 0)
+    return statistics.median(ratios), ci[0], ci[1], len(ratios), ci[2]
 
 
 def median_of(runs, topo, kernel, case, node):
@@ -338,10 +372,11 @@ def main():
         md += ["(no meta.txt: revision, commits, date and machine unknown)", ""]
     md += ["## Wall clock (TCG: noise for questions of a few percent)", "",
            "Ratios are kernel/base per round (boots of a round run back to back, "
-           "in a rotating order): the median over the rounds and its 95% bootstrap "
-           f"interval ({BOOTSTRAP} resamples of the rounds; with few rounds the interval "
-           "is coarse, and an interval that contains 1 shows no difference). Below 1 is "
-           "faster than base. Times are the medians of kbench's per-boot medians, in us.", ""]
+           "in a rotating order): the median over the rounds [a distribution-free "
+           "confidence interval for it: order statistics of the rounds, with the "
+           "coverage it has (5 rounds: the range, 93.8%; 6 or more reach 95%)]. An "
+           "interval that contains 1 shows no difference. Below 1 is faster than "
+           "base. Times are the medians of kbench's per-boot medians, in us.", ""]
     ratio_rows = []  # for the plot: label, series ratio, off ratio
     for topo in sorted(runs):
         nodes = sorted({n for k in runs[topo].values() for r in k.values()
@@ -359,7 +394,7 @@ def main():
                     continue
 
                 def fmt(r):
-                    return "-" if r is None else f"{r[0]:.3f} [{r[1]:.3f}-{r[2]:.3f}] n={r[3]}"
+                    return "-" if r is None else f"{r[0]:.3f} [{r[1]:.3f}-{r[2]:.3f}] n={r[3]} {r[4]:.1%}"
                 md.append(f"| {case} | {node} | {b:.1f} | {'-' if s is None else f'{s:.1f}'} "
                           f"| {fmt(rs)} | {fmt(ro)} |")
                 ratio_rows.append((f"{topo}:{case}:n{node}", *(rs[:3] if rs else (float("nan"),) * 3),
@@ -396,6 +431,8 @@ def main():
     md += meter_md
     model_md, model_rows = model_tables(fields)
     md += model_md
+    if fields:
+        md += PUBLISHED
     md += memory_table(fields)
     md += ["## Locality meter: kernel instructions fetched remotely, whole boot", "",
            "| topology | kernel | node | local | remote | remote fraction |", "|---|---|---|---|---|---|"]
@@ -420,7 +457,7 @@ def main():
         gnuplot(common.replace("set style data histograms\n", "set style data histograms\n"
                                        "set style histogram errorbars gap 1 lw 1\n")
                 + "set output 'ratios.png'\nset title 'kbench wall clock: kernel / base, median "
-                "of per-round ratios with 95% bootstrap interval'\n"
+                "of per-round ratios with its order-statistic interval'\n"
                 "set yrange [0:*]\nplot 'ratios.dat' using 2:3:4:xtic(1) title 'series/base', "
                 "'' using 5:6:7 title 'series-off/base', 1 notitle lc rgb 'black'\n", opts.out)
         md.append("![benchmark ratios](ratios.png)")

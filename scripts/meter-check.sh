@@ -272,7 +272,10 @@ meter_steady() {
 	function fail(msg) { print "  " msg; bad = 1 }
 	# The serial console ends lines with CR.
 	{ sub(/\r$/, "") }
-	# KTAP files: the cases; report files: the phase vcpu lines.
+	# KTAP files: the cases, hot runs only (the cold-cache runs of
+	# kbench -C, "cache=cold", repeat them in phases of their own);
+	# report files: the phase vcpu lines.
+	(FILENAME == ARGV[1] || FILENAME == ARGV[3]) && / cache=cold/ { next }
 	FILENAME == ARGV[1] || FILENAME == ARGV[3] {
 		if (match($0, /meter-phase [0-9]+ [a-z0-9_]+ ops=[0-9]+ node=[0-9]+ cpu=[0-9]+/)) {
 			split(substr($0, RSTART, RLENGTH), w, " ")

@@ -21,7 +21,9 @@
  * Cost: per translated block the instructions are bucketed by (mode, node)
  * and one exec callback per bucket (almost always one) adds the bucket's
  * count to the executing vCPU's row. The bucket is packed into the
- * callback's userdata pointer, so nothing is allocated per block.
+ * callback's userdata pointer, so nothing is allocated per block (with
+ * cache=on, a block's instruction lines are allocated once per distinct
+ * list of lines and shared by every translation that has the same).
  *
  * Optional data=on: a read callback on every kernel-mode instruction
  * attributes kernel data reads by node. QEMU 7.2's
@@ -323,15 +325,19 @@ struct hwaddr_72 {
 };
 
 /*
- * A data access (udata: the instruction's mode). data=on counts kernel
- * reads by node; cache=on sends every access through the vCPU's data
- * caches and counts where kernel reads of rodata= were served from.
+ * A data access. udata: the instruction's mode, plus MEM_STORE for the
+ * callback registered for stores (an atomic read-modify-write calls both).
+ * data=on counts kernel loads by node; cache=on sends every access
+ * through the vCPU's data caches and counts where kernel loads of
+ * rodata= were served from.
  */
+#define MEM_STORE	2u
+
 static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
 		       uint64_t vaddr, void *udata)
 {
 	struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
-	bool read = (uintptr_t)udata == MODE_KERNEL && !qemu_plugin_mem_is_store(info);
+	bool read = (uintptr_t)udata == MODE_KERNEL;
 	bool rodata = read && rodata_on && vaddr >= rodata_start && vaddr < rodata_end;
 	void *host = hw && !qemu_plugin_hwaddr_is_io(hw) ?
 		     ((struct hwaddr_72 *)hw)->hostaddr : NULL;
@@ -361,10 +367,56 @@ static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	}
 }
 
-/* The distinct instruction lines of @tb, in order (NULL if none). */
+/*
+ * Line lists are interned: QEMU 7.2 cannot free a callback's userdata, and
+ * blocks are translated again and again (code buffer flushes), so each
+ * distinct list is kept once, in a hash table, for the whole run.
+ */
+#define INTERN_BUCKETS	65536u
+struct intern {
+	struct intern *next;
+	struct tb_lines *t;
+};
+static struct intern *interned[INTERN_BUCKETS];
+static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* @t, or an equal list kept before (then @t is freed). */
+static struct tb_lines *intern_lines(struct tb_lines *t)
+{
+	uint64_t h = 14695981039346656037ull ^ t->kernel;
+	struct intern *e;
+	unsigned int i, b;
+
+	for (i = 0; i < t->n; i++)
+		h = (h ^ t->l[i].line) * 1099511628211ull;
+	b = (unsigned int)(h % INTERN_BUCKETS);
+	pthread_mutex_lock(&intern_lock);
+	for (e = interned[b]; e; e = e->next) {
+		if (e->t->n == t->n && e->t->kernel == t->kernel &&
+		    !memcmp(e->t->l, t->l, t->n * sizeof(t->l[0]))) {
+			pthread_mutex_unlock(&intern_lock);
+			free(t);
+			return e->t;
+		}
+	}
+	e = malloc(sizeof(*e));
+	if (e) {
+		e->t = t;
+		e->next = interned[b];
+		interned[b] = e;
+	}
+	pthread_mutex_unlock(&intern_lock);
+	return t;
+}
+
+/*
+ * The distinct instruction lines of @tb, in order (NULL if none). An
+ * instruction that runs into the next page counts the lines of its first
+ * page only: the host address of the next guest page is not known here.
+ */
 static struct tb_lines *tb_lines_of(struct qemu_plugin_tb *tb, size_t n)
 {
-	struct tb_lines *t = malloc(sizeof(*t) + 2 * n * sizeof(t->l[0]));
+	struct tb_lines *t = calloc(1, sizeof(*t) + 2 * n * sizeof(t->l[0]));
 	size_t i;
 
 	if (!t)
@@ -381,6 +433,8 @@ static struct tb_lines *tb_lines_of(struct qemu_plugin_tb *tb, size_t n)
 
 		if (!h)
 			continue;	/* not RAM: not modelled */
+		if ((h & (PHASE_PAGE_SIZE - 1)) + size > PHASE_PAGE_SIZE)
+			last = (h | (PHASE_PAGE_SIZE - 1)) >> CM_LINE_SHIFT;
 		for (line = first; line <= last; line++) {
 			if (t->n && t->l[t->n - 1].line == line)
 				continue;
@@ -392,7 +446,7 @@ static struct tb_lines *tb_lines_of(struct qemu_plugin_tb *tb, size_t n)
 		free(t);
 		return NULL;
 	}
-	return t;
+	return intern_lines(t);
 }
 
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -417,9 +471,13 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		if (cache_ready || (data_on && mode == MODE_KERNEL))
 			qemu_plugin_register_vcpu_mem_cb(insn, mem_access,
 							 QEMU_PLUGIN_CB_NO_REGS,
-							 cache_ready ? QEMU_PLUGIN_MEM_RW :
-								       QEMU_PLUGIN_MEM_R,
+							 QEMU_PLUGIN_MEM_R,
 							 (void *)(uintptr_t)mode);
+		if (cache_ready)
+			qemu_plugin_register_vcpu_mem_cb(insn, mem_access,
+							 QEMU_PLUGIN_CB_NO_REGS,
+							 QEMU_PLUGIN_MEM_W,
+							 (void *)(uintptr_t)(mode | MEM_STORE));
 	}
 	if (cache_ready) {
 		struct tb_lines *t = tb_lines_of(tb, n);
@@ -640,7 +698,7 @@ static void print_cache(FILE *f, const char *lead, const struct vcpu_stats *rows
 {
 	int v, n, c, l;
 
-	for (v = 0; v <= n_vcpus + nodes; v++) {
+	for (v = 0; v < n_vcpus + nodes; v++) {
 		struct vcpu_stats sum = { 0 };
 		int node = v < n_vcpus ? cpu_node[v] : v - n_vcpus, cnt = 0, i;
 

@@ -106,8 +106,6 @@ struct qemu_plugin_hwaddr *qemu_plugin_get_hwaddr(qemu_plugin_meminfo_t info,
 bool qemu_plugin_hwaddr_is_io(const struct qemu_plugin_hwaddr *haddr);
 uint64_t qemu_plugin_hwaddr_phys_addr(const struct qemu_plugin_hwaddr *haddr);
 
-bool qemu_plugin_mem_is_store(qemu_plugin_meminfo_t info);
-
 bool qemu_plugin_bool_parse(const char *name, const char *val, bool *ret);
 
 #endif /* LOCALITY_QEMU_PLUGIN_API_H */

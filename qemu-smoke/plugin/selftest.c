@@ -34,9 +34,10 @@ struct qemu_plugin_insn {
 	void *haddr;
 	qemu_plugin_vcpu_udata_cb_t exec_cb;
 	void *exec_udata;
-	qemu_plugin_vcpu_mem_cb_t mem_cb;
-	void *mem_udata;
+	qemu_plugin_vcpu_mem_cb_t mem_cb, store_cb;	/* for loads, stores */
+	void *mem_udata, *store_udata;
 	size_t size;		/* bytes (0: one) */
+	bool writes;		/* the instruction writes data_vaddr ... */
 	bool reads;		/* the instruction reads data_vaddr ... */
 	uint64_t data_vaddr;
 	void *data_host;	/* ... at this host address (NULL: unresolved) */
@@ -99,9 +100,14 @@ void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn,
 				      void *userdata)
 {
 	(void)flags;
-	(void)rw;
-	insn->mem_cb = cb;
-	insn->mem_udata = userdata;
+	if (rw & QEMU_PLUGIN_MEM_R) {
+		insn->mem_cb = cb;
+		insn->mem_udata = userdata;
+	}
+	if (rw & QEMU_PLUGIN_MEM_W) {
+		insn->store_cb = cb;
+		insn->store_udata = userdata;
+	}
 }
 
 size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb)
@@ -130,11 +136,6 @@ size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn)
 	return insn->size ? insn->size : 1;
 }
 
-/* The script's accesses are loads (info 0) or stores (info 1). */
-bool qemu_plugin_mem_is_store(qemu_plugin_meminfo_t info)
-{
-	return info & 1;
-}
 
 /* The access being executed: its host address, as QEMU 7.2 records it. */
 struct qemu_plugin_hwaddr *qemu_plugin_get_hwaddr(qemu_plugin_meminfo_t info,
@@ -223,10 +224,11 @@ static void run(struct qemu_plugin_tb *tb, unsigned int vcpu, int times)
 
 			if (insn->exec_cb)
 				insn->exec_cb(vcpu, insn->exec_udata);
-			if (insn->reads && insn->mem_cb) {
-				fake_hw.hostaddr = insn->data_host;
+			fake_hw.hostaddr = insn->data_host;
+			if (insn->reads && insn->mem_cb)
 				insn->mem_cb(vcpu, 0, insn->data_vaddr, insn->mem_udata);
-			}
+			if (insn->writes && insn->store_cb)
+				insn->store_cb(vcpu, 0, insn->data_vaddr, insn->store_udata);
 		}
 	}
 }
@@ -334,7 +336,7 @@ int main(int argc, char **argv)
 	char *args[] = { "cpunodes=0:0:1:1", "homes=0:1", "data=on",
 			 "rodata=ffffffff82000000-ffffffff82800000", "cache=on",
 			 "l1d=32:8", out_arg };
-	struct qemu_plugin_tb *ktext, *kread, *kmod, *bios, *user;
+	struct qemu_plugin_tb *ktext, *kread, *kmod, *bios, *user, *kstore;
 	int i;
 
 	if (argc != 3) {
@@ -472,6 +474,26 @@ int main(int argc, char **argv)
 	expect("phase after a flush", phase_now, 254);
 	expect("last phase vcpu 3 fetch l1", stats[254][3].kfetch[CM_L1], 3 + 1);
 	expect("last phase vcpu 3 fetch mem node 0", stats[254][3].kfetch_mem[0], 1);
+
+	/*
+	 * A store to a rodata line, then a load of it: the store is no read,
+	 * and it brought the line into L1d (write-allocate). An atomic
+	 * read-modify-write, both: one read.
+	 */
+	kstore = block(KTEXT + 0x3000, mem[0] + 0x3000, 3);
+	kstore->insn[0].writes = true;
+	kstore->insn[1].reads = true;
+	kstore->insn[2].reads = kstore->insn[2].writes = true;
+	for (i = 0; i < 3; i++) {
+		kstore->insn[i].data_vaddr = RODATA + 0x400 + 0x1000 * i;
+		kstore->insn[i].data_host = mem[0] + 0xb000 + 0x1000 * (i == 2);
+	}
+	translate(kstore);
+	run(kstore, 1, 1);
+	expect("loads of the store block", stats[254][1].reads[0], 2);
+	expect("rodata loads of the store block", stats[254][1].rodata[0], 2);
+	expect("the load after the store hit L1", stats[254][1].krodata[CM_L1], 1);
+	expect("the atomic's load reached memory", stats[254][1].krodata[CM_MEM], 1);
 
 	exit_cb(1, exit_udata);
 	if (failures) {

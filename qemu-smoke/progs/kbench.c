@@ -451,7 +451,7 @@ int main(int argc, char **argv)
 				continue;
 			benches[b].run();	/* warm-up */
 			if (phase) {
-				if (next >= METER_PHASE_MAX) {
+				if (next > METER_PHASE_MAX) {
 					fprintf(stderr, "kbench: more than %d meter phases: start -m lower, or select fewer cases with -c\n",
 						METER_PHASE_MAX);
 					return 1;
