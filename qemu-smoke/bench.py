@@ -453,7 +453,7 @@ def main():
     common = ("set terminal pngcairo size 1400,600\nset style data histograms\n"
               "set style fill solid 0.8 border -1\nset xtics rotate by -60 font ',8'\n"
               "set grid ytics\n")
-    if ratio_rows:
+    if any(math.isfinite(r[1]) or math.isfinite(r[4]) for r in ratio_rows):
         gnuplot(common.replace("set style data histograms\n", "set style data histograms\n"
                                        "set style histogram errorbars gap 1 lw 1\n")
                 + "set output 'ratios.png'\nset title 'kbench wall clock: kernel / base, median "
@@ -461,6 +461,7 @@ def main():
                 "set yrange [0:*]\nplot 'ratios.dat' using 2:3:4:xtic(1) title 'series/base', "
                 "'' using 5:6:7 title 'series-off/base', 1 notitle lc rgb 'black'\n", opts.out)
         md.append("![benchmark ratios](ratios.png)")
+    insn_rows = [r for r in insn_rows if any(math.isfinite(v) for v in r[1:])]
     if insn_rows:
         with open(os.path.join(opts.out, "insns.dat"), "w", encoding="utf-8") as f:
             for label, rs, ro in insn_rows:

@@ -153,6 +153,29 @@ static struct cm_cache l1i[MAX_VCPUS], l1d[MAX_VCPUS], l2[MAX_VCPUS];
 static struct cm_cache llc[MAX_NODES];
 static bool cache_ready;
 
+/*
+ * pages=on: after boot (phase 1 on), the kernel instructions each vCPU
+ * fetched from a node other than its home, by virtual page and memory
+ * node: what stays remote, and where it is. Counters are interned by
+ * (page, node), and each block's share of one by (counter, count).
+ */
+static bool pages_on;
+struct page_ctr {
+	struct page_ctr *next;
+	uint64_t page;		/* virtual address >> 12 */
+	int col;
+	uint64_t remote;	/* instructions fetched remotely, phase >= 1 */
+};
+struct tb_page {
+	struct tb_page *next;
+	struct page_ctr *pc;
+	uint64_t n;		/* the block's instructions on that page */
+};
+#define PAGE_BUCKETS	16384u
+static struct page_ctr *page_ctrs[PAGE_BUCKETS];
+static struct tb_page *tb_pages[PAGE_BUCKETS];
+static pthread_mutex_t page_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* The instruction lines of a translated block, for the cache model. */
 struct tb_lines {
 	bool kernel;
@@ -449,6 +472,134 @@ static struct tb_lines *tb_lines_of(struct qemu_plugin_tb *tb, size_t n)
 	return intern_lines(t);
 }
 
+/* A block's instructions on a page run: count them if remote, after boot. */
+static void page_exec(unsigned int vcpu, void *udata)
+{
+	struct tb_page *tp = udata;
+
+	if (!phase_now || vcpu >= MAX_VCPUS || tp->pc->col == COL_OTHER ||
+	    tp->pc->col == home[cpu_node[vcpu]])
+		return;
+	tp->pc->remote += tp->n;
+}
+
+/* The interned share of @n instructions on (@page, @col). */
+static struct tb_page *tb_page_of(uint64_t page, int col, uint64_t n)
+{
+	unsigned int b = (unsigned int)((page * 31 + (uint64_t)col) % PAGE_BUCKETS);
+	struct page_ctr *pc;
+	struct tb_page *tp;
+
+	pthread_mutex_lock(&page_lock);
+	for (pc = page_ctrs[b]; pc; pc = pc->next)
+		if (pc->page == page && pc->col == col)
+			break;
+	if (!pc) {
+		pc = calloc(1, sizeof(*pc));
+		if (!pc)
+			goto out;
+		pc->page = page;
+		pc->col = col;
+		pc->next = page_ctrs[b];
+		page_ctrs[b] = pc;
+	}
+	b = (unsigned int)(((uintptr_t)pc / 64 * 31 + n) % PAGE_BUCKETS);
+	for (tp = tb_pages[b]; tp; tp = tp->next)
+		if (tp->pc == pc && tp->n == n)
+			goto out;
+	tp = malloc(sizeof(*tp));
+	if (tp) {
+		tp->pc = pc;
+		tp->n = n;
+		tp->next = tb_pages[b];
+		tb_pages[b] = tp;
+	}
+out:
+	pthread_mutex_unlock(&page_lock);
+	return pc ? tp : NULL;
+}
+
+/* pages=on: one callback per (page, node) run of a kernel block. */
+static void register_pages(struct qemu_plugin_tb *tb, size_t n)
+{
+	uint64_t page = 0, cnt = 0;
+	int col = -1;
+	size_t i;
+
+	for (i = 0; i <= n; i++) {
+		struct qemu_plugin_insn *insn = i < n ? qemu_plugin_tb_get_insn(tb, i) : NULL;
+		uint64_t vaddr = insn ? qemu_plugin_insn_vaddr(insn) : 0;
+		int c = insn ? node_of(qemu_plugin_insn_haddr(insn)) : -1;
+
+		if (insn && !(vaddr >> 63))
+			return;		/* a user block */
+		if (cnt && (!insn || vaddr >> 12 != page || c != col)) {
+			struct tb_page *tp = tb_page_of(page, col, cnt);
+
+			if (tp)
+				qemu_plugin_register_vcpu_tb_exec_cb(tb, page_exec,
+								     QEMU_PLUGIN_CB_NO_REGS, tp);
+			cnt = 0;
+		}
+		if (!insn)
+			break;
+		if (!cnt) {
+			page = vaddr >> 12;
+			col = c;
+		}
+		cnt++;
+	}
+}
+
+static int cmp_remote(const void *a, const void *b)
+{
+	const struct page_ctr *x = *(struct page_ctr *const *)a;
+	const struct page_ctr *y = *(struct page_ctr *const *)b;
+
+	return (x->remote < y->remote) - (x->remote > y->remote);
+}
+
+/*
+ * "remote_pages pages=N insns=N", then "remote_page vaddr=0x... mem=M
+ * insns=N" for the PAGES_TOP pages with most, most first.
+ */
+#define PAGES_TOP	40
+static void print_pages(FILE *f)
+{
+	struct page_ctr **all = NULL, *pc;
+	size_t cnt = 0, cap = 0, i;
+	uint64_t total = 0;
+	unsigned int b;
+
+	for (b = 0; b < PAGE_BUCKETS; b++) {
+		for (pc = page_ctrs[b]; pc; pc = pc->next) {
+			if (!pc->remote)
+				continue;
+			if (cnt == cap) {
+				struct page_ctr **n = realloc(all, (cap = cap ? 2 * cap : 256) * sizeof(*all));
+
+				if (!n)
+					break;
+				all = n;
+			}
+			all[cnt++] = pc;
+			total += pc->remote;
+		}
+	}
+	if (cnt)
+		qsort(all, cnt, sizeof(*all), cmp_remote);
+	fprintf(f, "remote_pages pages=%zu insns=%" PRIu64 "\n", cnt, total);
+	for (i = 0; i < cnt && i < PAGES_TOP; i++) {
+		fprintf(f, "remote_page vaddr=0x%" PRIx64 " mem=", all[i]->page << 12);
+		if (all[i]->col == COL_OTHER)
+			fprintf(f, "other");
+		else
+			fprintf(f, "%d", all[i]->col);
+		fprintf(f, " insns=%" PRIu64 "\n", all[i]->remote);
+	}
+	free(all);
+}
+
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	uint32_t count[NCLASSES] = { 0 };
@@ -479,6 +630,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 							 QEMU_PLUGIN_MEM_W,
 							 (void *)(uintptr_t)(mode | MEM_STORE));
 	}
+	if (pages_on)
+		register_pages(tb, n);
 	if (cache_ready) {
 		struct tb_lines *t = tb_lines_of(tb, n);
 
@@ -853,6 +1006,8 @@ static void report(FILE *f)
 		snprintf(lead, sizeof(lead), "phase=%d ", p);
 		print_counts(f, lead, stats[p], nodes, true);
 	}
+	if (pages_on)
+		print_pages(f);
 	fprintf(f, "end\n");
 }
 
@@ -993,6 +1148,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 				return -1;
 			}
 			rodata_on = true;
+		} else if (!strncmp(arg, "pages=", 6)) {
+			if (!qemu_plugin_bool_parse("pages", val, &pages_on)) {
+				fprintf(stderr, "locality: bad boolean '%s'\n", arg);
+				return -1;
+			}
 		} else if (!strncmp(arg, "cache=", 6)) {
 			if (!qemu_plugin_bool_parse("cache", val, &cache_on)) {
 				fprintf(stderr, "locality: bad boolean '%s'\n", arg);

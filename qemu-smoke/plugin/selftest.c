@@ -282,6 +282,19 @@ static void map_nodes(const char *dir)
 	}
 }
 
+/* pages=on: the remote instructions counted for (@vaddr's page, @col). */
+static uint64_t page_remote(uint64_t vaddr, int col)
+{
+	struct page_ctr *pc;
+	unsigned int b;
+
+	for (b = 0; b < PAGE_BUCKETS; b++)
+		for (pc = page_ctrs[b]; pc; pc = pc->next)
+			if (pc->page == vaddr >> 12 && pc->col == col)
+				return pc->remote;
+	return 0;
+}
+
 /* cachemodel.h and tb_lines_of() on their own. */
 static void test_cachemodel(void)
 {
@@ -335,7 +348,7 @@ int main(int argc, char **argv)
 	char *bad_shape[] = { "data=on", "cache=on", "l2=1000:3" };
 	char *args[] = { "cpunodes=0:0:1:1", "homes=0:1", "data=on",
 			 "rodata=ffffffff82000000-ffffffff82800000", "cache=on",
-			 "l1d=32:8", out_arg };
+			 "l1d=32:8", "pages=on", out_arg };
 	struct qemu_plugin_tb *ktext, *kread, *kmod, *bios, *user, *kstore;
 	int i;
 
@@ -352,7 +365,7 @@ int main(int argc, char **argv)
 	expect("install with rodata END < START", install(2, bad_order) == -1, 1);
 	expect("install with cache=on and data=off", install(2, cache_no_data) == -1, 1);
 	expect("install with a bad cache shape", install(3, bad_shape) == -1, 1);
-	expect("install", install(7, args), 0);
+	expect("install", install(8, args), 0);
 	expect("l1d shape from its argument", shapes[SHAPE_L1D].kib * 100 + shapes[SHAPE_L1D].ways, 3208);
 
 	ktext = translate(block(KTEXT, mem[0] + 0x100, 8));
@@ -494,6 +507,16 @@ int main(int argc, char **argv)
 	expect("rodata loads of the store block", stats[254][1].rodata[0], 2);
 	expect("the load after the store hit L1", stats[254][1].krodata[CM_L1], 1);
 	expect("the atomic's load reached memory", stats[254][1].krodata[CM_MEM], 1);
+
+	/*
+	 * pages=on, after boot only: ktext from node 0 on node 1's vCPUs
+	 * (phase 2: vCPU 2, 30 runs; the last phase: vCPU 3, 3 + 2 runs, of
+	 * 8 instructions), kmod from node 1 on vCPU 0 (phase 2, 10 runs of
+	 * 5). The boot's remote runs and local runs do not count.
+	 */
+	expect("remote ktext page", page_remote(KTEXT, 0), (30 + 3 + 2) * 8);
+	expect("remote kmod page", page_remote(KMOD, 1), 10 * 5);
+	expect("local kread page", page_remote(KTEXT + 0x1000, 0), 0);
 
 	exit_cb(1, exit_udata);
 	if (failures) {
