@@ -48,7 +48,8 @@ for f in "${reports[@]}"; do
 done
 # meter-check.sh --steady on checks/fixtures/meter-steady/TOPO-good*/ and
 # TOPO-bad-*/: report.txt and ktap.log, and base.txt and base.ktap for a
-# kernel that replicates, compared with one that does not.
+# kernel that replicates, compared with one that does not; max_remote, if
+# there, is the STEADY_MAX_REMOTE of the check.
 steady=("$REPO"/checks/fixtures/meter-steady/*/)
 [ ${#steady[@]} -gt 0 ] || die "no fixture in checks/fixtures/meter-steady/"
 for f in "${steady[@]}"; do
@@ -61,7 +62,10 @@ for f in "${steady[@]}"; do
 	esac
 	base=()
 	[ -f "$f/base.txt" ] && base=("$f/base.txt" "$f/base.ktap")
-	expect "$want" "meter steady $name" "$REPO/scripts/meter-check.sh" --steady \
+	# max_remote: the fixture's STEADY_MAX_REMOTE.
+	max=
+	[ -f "$f/max_remote" ] && read -r max <"$f/max_remote"
+	STEADY_MAX_REMOTE=$max expect "$want" "meter steady $name" "$REPO/scripts/meter-check.sh" --steady \
 		"$REPO/qemu-smoke/topologies/${name%%-*}.topo" "$f/report.txt" "$f/ktap.log" "${base[@]}"
 done
 diffs=("$REPO"/checks/fixtures/node-arrays/*.diff)
