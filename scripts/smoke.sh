@@ -84,7 +84,7 @@ if [ -z "${TOPO:-}" ]; then
 			--topo "$topodir/2node.topo" --append "kernel_replication=off ${APPEND:-}"
 		start_boot 2node-rodata-off --label "$BASE-$REV-rodata-off" \
 			--topo "$topodir/2node.topo" --append "rodata=off pti=off ${APPEND:-}"
-		start_boot 2node-pti-off "${expect[@]}" --label "$label" \
+		start_boot 2node-pti-off "${expect[@]}" --label "$label-pti-off" \
 			--topo "$topodir/2node.topo" --append "pti=off ${APPEND:-}"
 	fi
 	if [ "$CONFIG" = distro ]; then
