@@ -141,6 +141,10 @@ def parse_args():
                     help="locality meter plugin (.so): file-backed nodes, report in OUT/locality.txt")
     ap.add_argument("--meter-args", default="",
                     help="more arguments for the meter, comma-separated (data=on,cache=on,...)")
+    ap.add_argument("--icount", action="store_true",
+                    help="virtual time from the instruction count (-icount shift=0,sleep=off): "
+                         "timer ticks come every so many guest instructions, whatever the host's "
+                         "speed, so that the meter's counts per operation repeat")
     ap.add_argument("--mttcg", action="store_true",
                     help="multi-threaded TCG (unsafe for kernels that patch text)")
     ap.add_argument("--expect-faults", action="store_true",
@@ -177,6 +181,8 @@ def qemu_command(topo, opts, console_log, ktap_log):
             "-append", " ".join(kernel_cmdline(topo, opts)),
             "-nodefaults", "-display", "none", "-no-reboot",
             "-serial", f"file:{console_log}", "-serial", f"file:{ktap_log}"]
+    if opts.icount:
+        qemu += ["-icount", "shift=0,sleep=off"]
     if opts.plugin:
         qemu += ["-plugin", opts.plugin]
     if opts.meter:

@@ -23,6 +23,7 @@
 #                      shows how repeatable the instruction counts are
 #   BENCH_METER_CASES  kbench cases under the meter [the RFC's seven,
 #                      getppid, stat, pipe, forkexec]
+#   BENCH_METER_REPS, BENCH_METER_LOOP  kbench -r and -n under the meter [10, 32]
 #   BENCH_CACHE   cache model shapes for the meter, e.g. l2=1024:16,llc=4096:16
 #                 [one Sapphire Rapids core: l1i=32:8 l1d=48:12 l2=2048:16
 #                 llc=1920:15 per vCPU]
@@ -111,8 +112,13 @@ done
 # cold (ktv_cold=1: the model's caches emptied before each operation),
 # with the kernel's reads of its own rodata (from System.map: nokaslr puts
 # the image where System.map says, on node 0 as the meter check assumes).
-# Then the page table bytes per process (ktv_ptbytes=1). Few repetitions:
-# the counts, unlike times, hardly vary (two runs show by how much).
+# Then the page table bytes per process (ktv_ptbytes=1). With --icount
+# the guest's clock follows its instruction count, so timer ticks (about
+# 12000 kernel instructions each, every 4 million instructions at HZ=250)
+# land alike in every run whatever the host's load: the counts per
+# operation repeat (two runs show by how much). 10 repetitions of 32
+# loops: fork1024 (forks per phase: 320) dominates the time; it has no
+# cold run, fork1 is the same operation.
 # rodata_range BUILD: "START-END" of the image's rodata, for the meter.
 rodata_range() {
 	awk '$3 == "__start_rodata" { s = $1 } $3 == "__end_rodata" { e = $1 }
@@ -127,8 +133,8 @@ for m in $(seq 1 "$meter_runs"); do
 			range=$(rodata_range "$build")
 			[ -n "$range" ] || die "no __start_rodata/__end_rodata in $build/System.map"
 			boot "$k" "$t" "$out/$t/$k/meter$m" \
-				"nokaslr ktv_suite=meter ktv_cases=$meter_cases ktv_reps=3 ktv_loop=64 ktv_cold=1 ktv_ptbytes=1" \
-				--meter "$plugin_dir/locality.so" --meter-args "$meter_args,rodata=$range" ||
+				"nokaslr ktv_suite=meter ktv_cases=$meter_cases ktv_reps=${BENCH_METER_REPS:-10} ktv_loop=${BENCH_METER_LOOP:-32} ktv_cold=1 ktv_cold_cases=${meter_cases/fork1024,/} ktv_ptbytes=1" \
+				--meter "$plugin_dir/locality.so" --meter-args "$meter_args,rodata=$range" --icount ||
 				failed=$((failed + 1))
 		done
 	done

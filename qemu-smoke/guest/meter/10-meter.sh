@@ -4,9 +4,10 @@
 # booted (the steady state); kbench -m 2 then gives each (node, case) a
 # phase of its own, the cases of ktv_cases (default openclose), and prints
 # which phase is which ("meter-phase P CASE ops=N node=N cpu=N"), which go
-# out as KTAP diagnostics. With ktv_cold=1 the cases run again in phases
-# of their own with the meter's caches emptied before each operation
-# (kbench -C; lines ending in " cache=cold"). Then, for bench.py's memory
+# out as KTAP diagnostics. With ktv_cold=1 the cases (or those of
+# ktv_cold_cases) run again in phases of their own with the meter's
+# caches emptied before each operation (kbench -C; lines ending in
+# " cache=cold"). Then, for bench.py's memory
 # table, the page table bytes per process (PageTables of 64 sleeping
 # children) and the replication status, if the kernel has one. The meter
 # counts; this only marks.
@@ -32,7 +33,7 @@ ktap_check meter_phase_marked meterphase 1
 if kbench_phases kbench_phases 2 && [ "${ktv_cold:-0}" = 1 ]; then
 	# The cold runs take the phases after the last one the hot runs used.
 	last=$(sed -n 's/^meter-phase \([0-9]*\) .*/\1/p' /tmp/kbench.out | tail -n 1)
-	kbench_phases kbench_phases_cold "$((last + 1))" -C
+	kbench_phases kbench_phases_cold "$((last + 1))" -C -c "${ktv_cold_cases:-${ktv_cases:-openclose}}"
 elif [ "${ktv_cold:-0}" = 1 ]; then
 	ktap_skip kbench_phases_cold "the hot runs failed: their phases are unknown"
 fi
