@@ -276,26 +276,35 @@ PUBLISHED = [
 
 
 def memory_table(fields):
-    """Markdown: page table bytes per process and replica bytes per node."""
+    """Markdown: memory per process and replica bytes per node."""
     md = ["## Memory", "",
-          "Page tables per process: PageTables of /proc/meminfo before and after 64 sleeping "
-          "children, divided by 64 (mean over the meter boots). Replica bytes: the series' "
-          "debugfs status, per node with a copy: copy bytes + page table bytes.", "",
-          "| topology | base bytes/process | series bytes/process | series-off bytes/process "
-          "| series replicas (node: copy + tables) |", "|---|---|---|---|---|"]
+          "Per process, around N sleeping children (mean over the meter boots): the "
+          "PageTables of /proc/meminfo, which on x86 counts the tables below the PGD only "
+          "(PGDs, the per-node ones too, are allocated outside the page table accounting), "
+          "and, where the guest reported it, MemFree, which counts everything, give or take "
+          "the per-CPU page lists. Node PGDs: what the series allocates per process by "
+          "design, one PGD (8 KiB with PTI) per node with a copy other than the image's. "
+          "Replica bytes: the series' debugfs status, per node with a copy: copy + page "
+          "tables.", "",
+          "| topology | PageTables bytes/process base / series / off | MemFree bytes/process "
+          "base / series / off | node PGD bytes/process (series) | series replicas "
+          "(node: copy + tables) |", "|---|---|---|---|---|"]
     for topo in sorted(fields, key=lambda t: (len(t), t)):
-        per = {}
-        for k in KERNELS:
-            vals = [int(m["bytes_per_process"]) for r in fields[topo].get(k, {}).values()
-                    for m in r["memory"] if "bytes_per_process" in m]
-            per[k] = f"{statistics.mean(vals):.0f}" if vals else "-"
+        cols = []
+        for key in ("bytes_per_process", "total_bytes_per_process"):
+            per = []
+            for k in KERNELS:
+                vals = [int(m[key]) for r in fields[topo].get(k, {}).values()
+                        for m in r["memory"] if key in m]
+                per.append(f"{statistics.mean(vals):.0f}" if vals else "-")
+            cols.append(" / ".join(per))
         reps = []
         runs = fields[topo].get("series", {})
         for line in runs[min(runs)]["status"] if runs else []:
             f = kv(line)
             if line.startswith("node=") and "copy_bytes" in f:
                 reps.append(f"{f['node']}: {int(f['copy_bytes']) // 1024} KiB + {int(f['table_bytes']) // 1024} KiB")
-        md.append(f"| {topo} | {per['base']} | {per['series']} | {per['series-off']} | {'; '.join(reps) or '-'} |")
+        md.append(f"| {topo} | {cols[0]} | {cols[1]} | {8192 * len(reps)} | {'; '.join(reps) or '-'} |")
     md.append("")
     return md
 

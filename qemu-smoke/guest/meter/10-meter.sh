@@ -8,8 +8,8 @@
 # ktv_cold_cases) run again in phases of their own with the meter's
 # caches emptied before each operation (kbench -C; lines ending in
 # " cache=cold"). Then, for bench.py's memory
-# table, the page table bytes per process (PageTables of 64 sleeping
-# children) and the replication status, if the kernel has one. The meter
+# table, the memory per process (PageTables and MemFree around 128
+# sleeping children) and the replication status, if the kernel has one. The meter
 # counts; this only marks.
 
 STATUS=/sys/kernel/debug/kernel_replication/status
@@ -38,20 +38,27 @@ elif [ "${ktv_cold:-0}" = 1 ]; then
 	ktap_skip kbench_phases_cold "the hot runs failed: their phases are unknown"
 fi
 
+# Memory per process: 128 sleeping children. PageTables counts the tables
+# below the PGD only (x86 allocates PGDs, the per-node ones too, outside
+# the page table accounting); MemFree counts everything, PGDs included,
+# give or take the per-CPU page lists.
 if [ "${ktv_ptbytes:-0}" = 1 ]; then
-	pt_kib() { awk '$1 == "PageTables:" { print $2 }' /proc/meminfo; }
-	before=$(pt_kib) n=0 pids=
-	while [ "$n" -lt 64 ]; do
+	meminfo_kib() { awk -v k="$1:" '$1 == k { print $2 }' /proc/meminfo; }
+	n=0 pids=
+	sync
+	echo 3 >/proc/sys/vm/drop_caches 2>/dev/null
+	pt0=$(meminfo_kib PageTables) free0=$(meminfo_kib MemFree)
+	while [ "$n" -lt 128 ]; do
 		sleep 600 &
 		pids="$pids $!"
 		n=$((n + 1))
 	done
 	sleep 2
-	after=$(pt_kib)
+	pt1=$(meminfo_kib PageTables) free1=$(meminfo_kib MemFree)
 	# shellcheck disable=SC2086 # a list of PIDs
 	kill $pids
 	wait 2>/dev/null
-	ktap_diag "memory: processes=64 pagetables_kib_before=$before pagetables_kib_after=$after bytes_per_process=$(((after - before) * 1024 / 64))"
+	ktap_diag "memory: processes=128 pagetables_kib_before=$pt0 pagetables_kib_after=$pt1 bytes_per_process=$(((pt1 - pt0) * 1024 / 128)) memfree_kib_before=$free0 memfree_kib_after=$free1 total_bytes_per_process=$(((free0 - free1) * 1024 / 128))"
 	ktap_ok pagetable_bytes
 fi
 if [ -r "$STATUS" ]; then
