@@ -53,8 +53,18 @@ def meter_phases(lines, ktap, cold=False):
     """(case, node) -> (kernel_insns, kernel_local, kernel_remote, ops) of
     the CPU that ran the case, in the case's phase (with @cold, the phases
     of the cold-cache runs)."""
-    return {k: (int(f["kernel_insns"]), int(f["kernel_local"]), int(f["kernel_remote"]), f["ops"])
+    return {k: (int(f["kernel_insns"]), int(f["kernel_local"]), int(f["kernel_remote"]), f["ops"],
+                median_per_op(f))
             for k, f in phase_fields(lines, ktap, cold).items() if "kernel_insns" in f}
+
+
+def median_per_op(f):
+    """Kernel instructions per operation from the median repetition (the
+    phase's stretches, one per kbench repetition), or None."""
+    st, reps = f.get("stretches"), f.get("reps")
+    if not st or not reps or len(st) != reps:
+        return None
+    return statistics.median(st) / (f["ops"] / reps)
 
 
 def phase_fields(lines, ktap, cold=False):
@@ -63,28 +73,33 @@ def phase_fields(lines, ktap, cold=False):
     (prefixed "ro_"), the cache model's (fetch_*, rodata_*), and "ops"."""
     cases = {}
     for line in diag_lines(ktap, "kbench"):
-        m = re.match(r"meter-phase (\d+) (\w+) ops=(\d+) node=(\d+) cpu=(\d+)( cache=cold)?", line)
-        if m and m.group(2) != "kbench" and bool(m.group(6)) == cold:
-            cases[(m.group(2), int(m.group(4)))] = (int(m.group(1)), int(m.group(5)), int(m.group(3)))
+        m = re.match(r"meter-phase (\d+) (\w+) ops=(\d+) node=(\d+) cpu=(\d+)(?: reps=(\d+))?( cache=cold)?",
+                     line)
+        if m and m.group(2) != "kbench" and bool(m.group(7)) == cold:
+            cases[(m.group(2), int(m.group(4)))] = (int(m.group(1)), int(m.group(5)), int(m.group(3)),
+                                                    int(m.group(6) or 0))
     vcpus = {}
     for line in lines:
         words = line.split()
         if len(words) < 2 or not words[0].startswith("phase="):
             continue
         kind = words[1] if not words[1].startswith("vcpu=") else ""
-        if kind not in ("", "rodata", "cache") or len(words) < 3 or not words[2 if kind else 1].startswith("vcpu="):
+        if kind not in ("", "rodata", "cache", "stretches") or len(words) < 3 or \
+                not words[2 if kind else 1].startswith("vcpu="):
             continue
         f = kv(line)
         row = vcpus.setdefault((int(f["phase"]), int(f["vcpu"])), {})
-        if kind == "rodata":
+        if kind == "stretches":
+            row["stretches"] = [int(x) for x in f["kernel_insns"].split(":") if x]
+        elif kind == "rodata":
             row.update({"ro_" + k: v for k, v in f.items()})
         else:
             row.update(f)
     res = {}
-    for key, (phase, cpu, ops) in cases.items():
+    for key, (phase, cpu, ops, reps) in cases.items():
         f = vcpus.get((phase, cpu))
         if f and ops:
-            res[key] = dict(f, ops=ops)
+            res[key] = dict(f, ops=ops, reps=reps)
     return res
 
 
@@ -133,19 +148,27 @@ def load(out):
 
 
 def per_op(ph, case):
-    """Kernel instructions per operation of @case, over all its nodes."""
-    ins = sum(v[0] for (c, _), v in ph.items() if c == case)
-    ops = sum(v[3] for (c, _), v in ph.items() if c == case)
+    """Kernel instructions per operation of @case: the mean over its nodes
+    of the median repetition's, where the meter kept each repetition apart;
+    else all its instructions over all its operations."""
+    vals = [v for (c, _), v in ph.items() if c == case]
+    if vals and all(v[4] is not None for v in vals):
+        return statistics.mean(v[4] for v in vals)
+    ins = sum(v[0] for v in vals)
+    ops = sum(v[3] for v in vals)
     return ins / ops if ops else None
 
 
 def meter_tables(phases, fields):
     """Markdown: kernel instructions per operation, and the steady state."""
     md = ["## Kernel instructions per operation (locality meter, phases)", "",
-          "Counted by the meter in each kbench case's phase on the CPU that ran it, "
-          "summed over the nodes, divided by the operations. Not a time: TCG does not "
-          "model memory latency. spread: the largest difference between the meter "
-          "boots of one kernel, in percent of their mean.", "",
+          "Counted by the meter in each kbench case's phase on the CPU that ran it: "
+          "for each node, the repetition with the median count (each repetition is a "
+          "stretch of the phase, so a tick, an RCU callback or a kworker that lands in "
+          "one does not move it) divided by its operations, then the mean over the nodes "
+          "(reports without stretches: all instructions over all operations). Not a time: "
+          "TCG does not model memory latency. spread: the largest difference between the "
+          "meter boots of one kernel, in percent of their mean.", "",
           "| topology | case | base insns/op | series/base | series-off/base | spread % |",
           "|---|---|---|---|---|---|"]
     rows = []

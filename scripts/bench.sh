@@ -118,7 +118,10 @@ done
 # land alike in every run whatever the host's load: the counts per
 # operation repeat (two runs show by how much). 10 repetitions of 32
 # loops: fork1024 (forks per phase: 320) dominates the time; it has no
-# cold run, fork1 is the same operation.
+# cold run, fork1 is the same operation. Each repetition is a stretch of
+# its case's phase, and bench.py takes the median repetition. norandmaps:
+# without it the user address layout, and so the page tables a fork
+# copies, changes from boot to boot (fork1 by 2%, with it 0.2%).
 # rodata_range BUILD: "START-END" of the image's rodata, for the meter.
 rodata_range() {
 	awk '$3 == "__start_rodata" { s = $1 } $3 == "__end_rodata" { e = $1 }
@@ -133,7 +136,7 @@ for m in $(seq 1 "$meter_runs"); do
 			range=$(rodata_range "$build")
 			[ -n "$range" ] || die "no __start_rodata/__end_rodata in $build/System.map"
 			boot "$k" "$t" "$out/$t/$k/meter$m" \
-				"nokaslr ktv_suite=meter ktv_cases=$meter_cases ktv_reps=${BENCH_METER_REPS:-10} ktv_loop=${BENCH_METER_LOOP:-32} ktv_cold=1 ktv_cold_cases=${meter_cases/fork1024,/} ktv_ptbytes=1" \
+				"nokaslr norandmaps ktv_suite=meter ktv_cases=$meter_cases ktv_reps=${BENCH_METER_REPS:-10} ktv_loop=${BENCH_METER_LOOP:-32} ktv_cold=1 ktv_cold_cases=${meter_cases/fork1024,/} ktv_ptbytes=1" \
 				--meter "$plugin_dir/locality.so" --meter-args "$meter_args,rodata=$range" --icount ||
 				failed=$((failed + 1))
 		done

@@ -151,8 +151,9 @@ meter_assert_phases() {
 		next
 	}
 	$1 == "end" { next }
-	# pages=on: totals of the phases after boot only, in no phase line.
-	$1 ~ /^remote_pages?$/ { next }
+	# pages=on: totals of the phases after boot only, in no phase line;
+	# the stretches of a phase: its own counts again, split.
+	$1 ~ /^remote_pages?$/ || $2 == "stretches" { next }
 	$1 !~ /^phase=/ {
 		parse(1)
 		total[id] = 1

@@ -122,6 +122,21 @@ static struct vcpu_stats stats[MAX_PHASES][MAX_VCPUS];
 static unsigned int phase_now;
 static uint64_t phase_marks[MAX_PHASES];	/* markers run, by phase */
 static uint64_t flush_marks;		/* FLUSH_SLOT markers run */
+
+/*
+ * Stretches: a phase marked again and again (kbench marks each repetition
+ * of a case) keeps, per vCPU, the kernel instructions of each stretch
+ * apart, the first MAX_STRETCHES of them, so that a reader can take the
+ * median over the repetitions: a timer tick, an RCU callback or a
+ * kworker that lands in one repetition then does not move the result.
+ */
+#define MAX_STRETCHES	16
+struct stretches {
+	uint32_t n;		/* stretches ended, kept or not */
+	uint64_t insns[MAX_STRETCHES];
+};
+static struct stretches stretch[MAX_PHASES][MAX_VCPUS];
+static uint64_t stretch_base[MAX_VCPUS];	/* kernel insns at its start */
 static int cpu_node[MAX_VCPUS];
 static int n_vcpus;
 static bool cpunodes_given;
@@ -287,6 +302,31 @@ static void tb_exec(unsigned int vcpu, void *udata)
 		(&stats[phase_now][vcpu].insns[0][0])[v & CLASS_MASK] += v >> CLASS_BITS;
 }
 
+/* Kernel instructions of @vcpu in @phase so far, from every memory column. */
+static uint64_t kernel_insns(unsigned int phase, int vcpu)
+{
+	uint64_t sum = 0;
+	int c;
+
+	for (c = 0; c < NCOLS; c++)
+		sum += stats[phase][vcpu].insns[MODE_KERNEL][c];
+	return sum;
+}
+
+/* The current stretch of phase_now ends: keep each vCPU's count. */
+static void end_stretch(void)
+{
+	int v;
+
+	for (v = 0; v < n_vcpus; v++) {
+		struct stretches *st = &stretch[phase_now][v];
+
+		if (st->n < MAX_STRETCHES)
+			st->insns[st->n] = kernel_insns(phase_now, v) - stretch_base[v];
+		st->n++;
+	}
+}
+
 /* Empty every cache of the model. */
 static void cache_flush_all(void)
 {
@@ -314,8 +354,11 @@ static void phase_mark(unsigned int vcpu, void *udata)
 			cache_flush_all();
 		return;
 	}
+	end_stretch();
 	phase_now = (unsigned int)slot;
 	phase_marks[slot]++;
+	for (slot = 0; slot < (uintptr_t)n_vcpus; slot++)
+		stretch_base[slot] = kernel_insns(phase_now, (int)slot);
 }
 
 /* A block runs: its instruction lines go through the vCPU's caches. */
@@ -949,6 +992,28 @@ static uint64_t insns_of(const struct vcpu_stats *s, int mode)
 	return sum;
 }
 
+/*
+ * "phase=P stretches vcpu=V n=N kernel_insns=A:B:..." for each vCPU of a
+ * phase that was marked more than once: its kernel instructions in each
+ * stretch, the first MAX_STRETCHES of the n.
+ */
+static void print_stretches(FILE *f, int p)
+{
+	int v;
+	uint32_t i;
+
+	if (phase_marks[p] < 2)
+		return;
+	for (v = 0; v < n_vcpus; v++) {
+		const struct stretches *st = &stretch[p][v];
+
+		fprintf(f, "phase=%d stretches vcpu=%d n=%" PRIu32 " kernel_insns=", p, v, st->n);
+		for (i = 0; i < st->n && i < MAX_STRETCHES; i++)
+			fprintf(f, "%s%" PRIu64, i ? ":" : "", st->insns[i]);
+		fprintf(f, "\n");
+	}
+}
+
 static void report(FILE *f)
 {
 	static struct vcpu_stats total[MAX_VCPUS];
@@ -957,6 +1022,7 @@ static void report(FILE *f)
 	int v, n, p;
 	char lead[32];
 
+	end_stretch();		/* the one under way */
 	for (p = 0; p < MAX_PHASES; p++) {
 		marks += phase_marks[p];
 		for (v = 0; v < n_vcpus; v++)
@@ -1005,6 +1071,7 @@ static void report(FILE *f)
 			" user_insns=%" PRIu64 "\n", p, phase_marks[p], kernel, user);
 		snprintf(lead, sizeof(lead), "phase=%d ", p);
 		print_counts(f, lead, stats[p], nodes, true);
+		print_stretches(f, p);
 	}
 	if (pages_on)
 		print_pages(f);

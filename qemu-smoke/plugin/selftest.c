@@ -517,6 +517,11 @@ int main(int argc, char **argv)
 	expect("remote ktext page", page_remote(KTEXT, 0), (30 + 3 + 2) * 8);
 	expect("remote kmod page", page_remote(KMOD, 1), 10 * 5);
 	expect("local kread page", page_remote(KTEXT + 0x1000, 0), 0);
+	/* Phase 1 was left twice: vCPU 1 ran nothing, then ktext 7 times. */
+	expect("phase 1 stretches", stretch[1][1].n, 2);
+	expect("phase 1 vcpu 1 first stretch", stretch[1][1].insns[0], 0);
+	expect("phase 1 vcpu 1 second stretch", stretch[1][1].insns[1], 7 * 8);
+	expect("phase 2 vcpu 2 stretch", stretch[2][2].insns[0], 30 * 8);
 
 	exit_cb(1, exit_udata);
 	if (failures) {

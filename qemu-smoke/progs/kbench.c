@@ -29,11 +29,12 @@
  * -m PHASE marks phases of the locality meter (meter-phase.h): PHASE
  * itself is kbench's own work (setup, warm-up runs, statistics, output:
  * "meter-phase PHASE kbench ops=0" after the table's header),
- * and each (node, case) gets the next number, PHASE+1, PHASE+2, ..., from
- * after its warm-up run to the end of its REPS runs. After each case's
- * table line kbench prints
+ * and each (node, case) gets the next number, PHASE+1, PHASE+2, ...: each
+ * of its REPS runs (not the warm-up run) is a stretch of that phase, so
+ * that the meter can also give each run's count (its "stretches" lines).
+ * After each case's table line kbench prints
  *
- *   meter-phase P CASE ops=N node=NODE cpu=CPU
+ *   meter-phase P CASE ops=N node=NODE cpu=CPU reps=REPS
  *
  * N being the operations the REPS runs made (REPS * LOOP for the loops,
  * REPS for fork1, mount and kill), so that the kernel instructions per
@@ -456,22 +457,25 @@ int main(int argc, char **argv)
 						METER_PHASE_MAX);
 					return 1;
 				}
-				meter_phase(next);
 			}
-			for (i = 0; i < reps; i++)
+			/* Each repetition a stretch of the case's phase. */
+			for (i = 0; i < reps; i++) {
+				if (phase)
+					meter_phase(next);
 				v[i] = benches[b].run();
-			if (phase)
-				meter_phase(phase);
+				if (phase)
+					meter_phase(phase);
+			}
 			qsort(v, reps, sizeof(v[0]), cmp_double);
 			printf("%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\n",
 			       benches[b].name, node, cpu, quantile(v, reps, 0.5),
 			       quantile(v, reps, 0.25), quantile(v, reps, 0.75),
 			       v[0], v[reps - 1]);
 			if (phase)
-				printf("meter-phase %d %s ops=%ld node=%d cpu=%d%s\n",
+				printf("meter-phase %d %s ops=%ld node=%d cpu=%d reps=%d%s\n",
 				       next++, benches[b].name,
 				       (long)reps * (benches[b].loops ? loop : 1), node, cpu,
-				       cold ? " cache=cold" : "");
+				       reps, cold ? " cache=cold" : "");
 			fflush(stdout);
 		}
 	}
