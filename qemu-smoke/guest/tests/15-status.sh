@@ -63,6 +63,13 @@ if [ "${ktv_expect:-0}" = 1 ]; then
 			copies=$(grep -c ' copy=' "$KREPL_STATUS")
 			ktap_diag "copies: $copies, the topology asks for $(want_copies)"
 			ktap_check copies_as_in_topology [ "$copies" = "$(want_copies)" ]
+			# With PTI (a revision whose status says user_window=):
+			# every copy's node has a user window of its own.
+			if grep -q ' copy=.* user_window=' "$KREPL_STATUS" &&
+				[ "${ktv_pti:-1}" = 1 ] && ! grep -qw 'pti=off' /proc/cmdline; then
+				ktap_check user_window_on_every_copy \
+					sh -c "! grep ' copy=' '$KREPL_STATUS' | grep -qv ' user_window=1'"
+			fi
 		fi
 		# The activation test (CONFIG_KERNEL_REPLICATION_ACTIVATION_TEST):
 		# code memory allocated and changed while the copies were made is
