@@ -38,7 +38,7 @@ elif [ "${ktv_cold:-0}" = 1 ]; then
 	ktap_skip kbench_phases_cold "the hot runs failed: their phases are unknown"
 fi
 
-# Memory per process: 128 sleeping children. PageTables counts the tables
+# Memory per process: ktv_ptprocs (128) sleeping children. PageTables counts the tables
 # below the PGD only (x86 allocates PGDs, the per-node ones too, outside
 # the page table accounting); MemFree counts everything, PGDs included,
 # give or take the per-CPU page lists.
@@ -48,7 +48,8 @@ if [ "${ktv_ptbytes:-0}" = 1 ]; then
 	sync
 	echo 3 >/proc/sys/vm/drop_caches 2>/dev/null
 	pt0=$(meminfo_kib PageTables) free0=$(meminfo_kib MemFree)
-	while [ "$n" -lt 128 ]; do
+	procs=${ktv_ptprocs:-128}
+	while [ "$n" -lt "$procs" ]; do
 		sleep 600 &
 		pids="$pids $!"
 		n=$((n + 1))
@@ -58,7 +59,7 @@ if [ "${ktv_ptbytes:-0}" = 1 ]; then
 	# shellcheck disable=SC2086 # a list of PIDs
 	kill $pids
 	wait 2>/dev/null
-	ktap_diag "memory: processes=128 pagetables_kib_before=$pt0 pagetables_kib_after=$pt1 bytes_per_process=$(((pt1 - pt0) * 1024 / 128)) memfree_kib_before=$free0 memfree_kib_after=$free1 total_bytes_per_process=$(((free0 - free1) * 1024 / 128))"
+	ktap_diag "memory: processes=$procs pagetables_kib_before=$pt0 pagetables_kib_after=$pt1 bytes_per_process=$(((pt1 - pt0) * 1024 / procs)) memfree_kib_before=$free0 memfree_kib_after=$free1 total_bytes_per_process=$(((free0 - free1) * 1024 / procs))"
 	ktap_ok pagetable_bytes
 fi
 if [ -r "$STATUS" ]; then
