@@ -306,7 +306,8 @@ def memory_table(fields):
           "(PGDs, the per-node ones too, are allocated outside the page table accounting), "
           "and, where the guest reported it, MemFree, which counts everything, give or take "
           "the per-CPU page lists. Node PGDs: what the series allocates per process by "
-          "design, one PGD (8 KiB with PTI) per node with a copy other than the image's. "
+          "design, one PGD (8 KiB with PTI) per node with a copy other than the image's, "
+          "and, from v4 on, what its debugfs mm_pgd_pages counted across the children. "
           "Replica bytes: the series' debugfs status, per node with a copy: copy + page "
           "tables.", "",
           "| topology | PageTables bytes/process base / series / off | MemFree bytes/process "
@@ -327,7 +328,10 @@ def memory_table(fields):
             f = kv(line)
             if line.startswith("node=") and "copy_bytes" in f:
                 reps.append(f"{f['node']}: {int(f['copy_bytes']) // 1024} KiB + {int(f['table_bytes']) // 1024} KiB")
-        md.append(f"| {topo} | {cols[0]} | {cols[1]} | {8192 * len(reps)} | {'; '.join(reps) or '-'} |")
+        counted = [int(m["node_pgd_bytes_per_process"]) for r in runs.values()
+                   for m in r["memory"] if "node_pgd_bytes_per_process" in m]
+        pgd = f"{8192 * len(reps)}" + (f" (counted: {statistics.mean(counted):.0f})" if counted else "")
+        md.append(f"| {topo} | {cols[0]} | {cols[1]} | {pgd} | {'; '.join(reps) or '-'} |")
     md.append("")
     return md
 

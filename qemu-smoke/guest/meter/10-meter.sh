@@ -47,7 +47,9 @@ if [ "${ktv_ptbytes:-0}" = 1 ]; then
 	n=0 pids=
 	sync
 	echo 3 >/proc/sys/vm/drop_caches 2>/dev/null
-	pt0=$(meminfo_kib PageTables) free0=$(meminfo_kib MemFree)
+	# The series' own count of node PGD pages, where it has one.
+	pgd_pages() { awk '$1 == "mm_pgd_pages" { print $2 }' "$STATUS" 2>/dev/null; }
+	pt0=$(meminfo_kib PageTables) free0=$(meminfo_kib MemFree) pgd0=$(pgd_pages)
 	procs=${ktv_ptprocs:-128}
 	while [ "$n" -lt "$procs" ]; do
 		sleep 600 &
@@ -55,11 +57,14 @@ if [ "${ktv_ptbytes:-0}" = 1 ]; then
 		n=$((n + 1))
 	done
 	sleep 2
-	pt1=$(meminfo_kib PageTables) free1=$(meminfo_kib MemFree)
+	pt1=$(meminfo_kib PageTables) free1=$(meminfo_kib MemFree) pgd1=$(pgd_pages)
 	# shellcheck disable=SC2086 # a list of PIDs
 	kill $pids
 	wait 2>/dev/null
 	ktap_diag "memory: processes=$procs pagetables_kib_before=$pt0 pagetables_kib_after=$pt1 bytes_per_process=$(((pt1 - pt0) * 1024 / procs)) memfree_kib_before=$free0 memfree_kib_after=$free1 total_bytes_per_process=$(((free0 - free1) * 1024 / procs))"
+	if [ -n "$pgd0" ] && [ -n "$pgd1" ]; then
+		ktap_diag "memory: processes=$procs mm_pgd_pages_before=$pgd0 mm_pgd_pages_after=$pgd1 node_pgd_bytes_per_process=$(((pgd1 - pgd0) * 4096 / procs))"
+	fi
 	ktap_ok pagetable_bytes
 fi
 if [ -r "$STATUS" ]; then
