@@ -49,13 +49,13 @@ def kv(text):
     return dict(p.split("=", 1) for p in text.split() if "=" in p)
 
 
-def meter_phases(lines, ktap, cold=False):
-    """(case, node) -> (kernel_insns, kernel_local, kernel_remote, ops) of
-    the CPU that ran the case, in the case's phase (with @cold, the phases
-    of the cold-cache runs)."""
+def meter_phases(fields):
+    """(case, node) -> (kernel_insns, kernel_local, kernel_remote, ops,
+    median per op) of the CPU that ran the case, in the case's phase, from
+    phase_fields()."""
     return {k: (int(f["kernel_insns"]), int(f["kernel_local"]), int(f["kernel_remote"]), f["ops"],
                 median_per_op(f))
-            for k, f in phase_fields(lines, ktap, cold).items() if "kernel_insns" in f}
+            for k, f in fields.items() if "kernel_insns" in f}
 
 
 def median_per_op(f):
@@ -125,11 +125,12 @@ def load(out):
                     except FileNotFoundError:
                         continue
                     meters.setdefault(topo, {}).setdefault(kernel, lines)
-                    ph = meter_phases(lines, log)
+                    hot = phase_fields(lines, log)
+                    ph = meter_phases(hot)
                     if ph:
                         phases.setdefault(topo, {}).setdefault(kernel, {})[rnd] = ph
                         fields.setdefault(topo, {}).setdefault(kernel, {})[rnd] = {
-                            "hot": phase_fields(lines, log), "cold": phase_fields(lines, log, True),
+                            "hot": hot, "cold": phase_fields(lines, log, True),
                             "memory": [kv(x) for x in diag_lines(log, "memory")],
                             "status": diag_lines(log, "status")}
                     continue
