@@ -7,8 +7,9 @@
  *
  *   failnext insmod FILE   load the module FILE (finit_module)
  *   failnext fork          fork a child that runs on every online CPU in
- *                          turn and exits 0 if it could (its mm is the one
- *                          the failure is meant for)
+ *                          turn (5 ms of CPU time each) and exits 0 if it
+ *                          could (its mm is the one the failure is meant
+ *                          for: the PGD of a node it moves to)
  *
  * The caller sets the attribute (task-filter, probability, times) first.
  * Exits 0 on success, 1 with a message otherwise. Static, for the guest.
@@ -21,12 +22,30 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static int fail(const char *what)
 {
 	fprintf(stderr, "failnext: %s: %s\n", what, strerror(errno));
 	return 1;
+}
+
+/*
+ * Spin @ms milliseconds of this thread's CPU time: a kernel that builds
+ * a node PGD only for a task that has run for a while must see one.
+ */
+static void spin_ms(double ms)
+{
+	struct timespec ts;
+	double now, until = -1;
+
+	do {
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+		now = ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+		if (until < 0)
+			until = now + ms;
+	} while (now < until);
 }
 
 /* Run on each online CPU in turn: the mm is loaded on every node. */
@@ -43,7 +62,7 @@ static int every_cpu(void)
 			continue;	/* offline */
 		if (sched_getcpu() != cpu)
 			return 2;
-		getppid();
+		spin_ms(5);
 		ran++;
 	}
 	return ran ? 0 : 3;

@@ -1,0 +1,97 @@
+# shellcheck shell=sh
+# The cost of per-node PGDs per process, counted by the series' status
+# file (mm_pgd_builds, mm_pgd_pages):
+# - a process that runs on one node has no node PGD: 0 builds, 0 pages,
+#   for fork+exec+exit and for long-lived processes, on every node;
+# - a process that runs on several nodes gets one PGD per further replica
+#   node it ran on (and none for a node whose replica it had), holds them
+#   while it lives and gives them back when it exits.
+# Each part runs in a shell pinned to one CPU, which reads the counters
+# itself: nothing else forks or migrates meanwhile. A kernel without the
+# counter (series-v3 and older build every node's PGD at fork) skips.
+
+# shellcheck source=../ktv.sh
+. /lib/ktv.sh
+
+KREPL_STATUS=/sys/kernel/debug/kernel_replication/status
+
+# pgds_held_ok BUILDS PAGES: PAGES is BUILDS PGDs of one page each, or of
+# two (a kernel built with page table isolation allocates the user half
+# whether or not PTI is on).
+pgds_held_ok() {
+	[ "$1" -gt 0 ] && { [ "$2" = "$1" ] || [ "$2" = "$(($1 * 2))" ]; }
+}
+
+# The pinned part, run as "sh FILE": prints the deltas of mm_pgd_builds and
+# mm_pgd_pages while the processes live and after they are gone.
+cat >/tmp/mm-pgds-one.sh <<'END'
+stat() { sed -n "s/^$1 //p" /sys/kernel/debug/kernel_replication/status; }
+b0=$(stat mm_pgd_builds) p0=$(stat mm_pgd_pages)
+i=0
+while [ $i -lt 50 ]; do /bin/true; i=$((i + 1)); done
+i=0
+while [ $i -lt 20 ]; do sleep 2 & i=$((i + 1)); done
+mkfifo /tmp/mm-pgds.fifo
+wander -w 20 "$1" </tmp/mm-pgds.fifo >/tmp/mm-pgds.out &
+exec 3>/tmp/mm-pgds.fifo
+until grep -q ready /tmp/mm-pgds.out; do sleep 0.1; done
+p1=$(stat mm_pgd_pages)
+exec 3>&-
+wait
+rm -f /tmp/mm-pgds.fifo
+echo "$(($(stat mm_pgd_builds) - b0)) $((p1 - p0)) $(($(stat mm_pgd_pages) - p0))"
+END
+
+# The wandering part: "sh FILE CPU...", wander over the CPUs, holding.
+cat >/tmp/mm-pgds-wander.sh <<'END'
+stat() { sed -n "s/^$1 //p" /sys/kernel/debug/kernel_replication/status; }
+b0=$(stat mm_pgd_builds) p0=$(stat mm_pgd_pages)
+mkfifo /tmp/mm-pgds.fifo
+wander -w 20 "$@" "$@" </tmp/mm-pgds.fifo >/tmp/mm-pgds.out &
+exec 3>/tmp/mm-pgds.fifo
+until grep -q ready /tmp/mm-pgds.out; do sleep 0.1; done
+b1=$(stat mm_pgd_builds) p1=$(stat mm_pgd_pages)
+exec 3>&-
+wait
+rm -f /tmp/mm-pgds.fifo
+# An idle CPU keeps the last mm it ran (lazy TLB), and its reference,
+# until it runs another: make each CPU run one before counting.
+for c in "$@"; do taskset -c "$c" /bin/true; done
+echo "$((b1 - b0)) $((p1 - p0)) $(($(stat mm_pgd_pages) - p0))"
+END
+
+one_node_ok() { # NODE CPU
+	_got=$(taskset -c "$2" sh /tmp/mm-pgds-one.sh "$2")
+	ktap_diag "node $1 (cpu $2): builds, pages while alive, pages after: $_got (want 0 0 0)"
+	[ "$_got" = "0 0 0" ]
+}
+
+if [ "${ktv_expect:-0}" != 1 ] || [ "${ktv_nodes:-1}" -lt 2 ]; then
+	ktap_skip node_pgds "no replication on this kernel or topology"
+elif ! grep -q '^mm_pgd_pages ' "$KREPL_STATUS" 2>/dev/null; then
+	ktap_skip node_pgds "no mm_pgd_pages in the status file: the revision cannot count them"
+else
+	ktv_node_cpus >/tmp/mm-pgds.nodecpus
+	_bad=0
+	while read -r _n _c; do
+		one_node_ok "$_n" "$_c" || _bad=1
+	done </tmp/mm-pgds.nodecpus
+	ktap_check one_node_processes_have_no_node_pgds [ "$_bad" = 0 ]
+
+	# One CPU of every node with CPUs; the PGDs a process that visits them
+	# all needs: one per replica besides the one of the node it starts on.
+	_cpus=$(awk '{ print $2 }' /tmp/mm-pgds.nodecpus | tr '\n' ' ')
+	_first=${_cpus%% *}
+	_replicas=$(while read -r _n _c; do ktv_nearest_copy "$_n"; done </tmp/mm-pgds.nodecpus |
+		sort -u | wc -l)
+	_want=$((_replicas - 1))
+	# shellcheck disable=SC2086 # one CPU a word
+	_got=$(taskset -c "$_first" sh /tmp/mm-pgds-wander.sh $_cpus)
+	ktap_diag "cpus $_cpus twice over ($_replicas replicas): builds, pages while alive, pages after: $_got"
+	read -r _builds _held _after <<-END
+		$_got
+	END
+	ktap_check wandering_process_builds_one_pgd_per_further_replica [ "${_builds:-x}" = "$_want" ]
+	ktap_check wandering_process_holds_them pgds_held_ok "$_builds" "$_held"
+	ktap_check node_pgds_freed_at_exit [ "${_after:-x}" = 0 ]
+fi
