@@ -43,8 +43,18 @@ echo "$(($(stat mm_pgd_builds) - b0)) $((p1 - p0)) $(($(stat mm_pgd_pages) - p0)
 END
 
 # The wandering part: "sh FILE CPU...", wander over the CPUs, holding.
+# An idle CPU keeps the last mm it ran (lazy TLB), and its reference,
+# until it runs another: before each count, every CPU runs a process of
+# its own (settle), so that no PGD of an earlier process goes meanwhile.
 cat >/tmp/mm-pgds-wander.sh <<'END'
+. /lib/ktv.sh
 stat() { sed -n "s/^$1 //p" /sys/kernel/debug/kernel_replication/status; }
+settle() {
+	for c in $(ktv_expand "$(cat /sys/devices/system/cpu/online)"); do
+		taskset -c "$c" /bin/true
+	done
+}
+settle
 b0=$(stat mm_pgd_builds) p0=$(stat mm_pgd_pages)
 mkfifo /tmp/mm-pgds.fifo
 wander -w 20 "$@" "$@" </tmp/mm-pgds.fifo >/tmp/mm-pgds.out &
@@ -54,9 +64,7 @@ b1=$(stat mm_pgd_builds) p1=$(stat mm_pgd_pages)
 exec 3>&-
 wait
 rm -f /tmp/mm-pgds.fifo
-# An idle CPU keeps the last mm it ran (lazy TLB), and its reference,
-# until it runs another: make each CPU run one before counting.
-for c in "$@"; do taskset -c "$c" /bin/true; done
+settle
 echo "$((b1 - b0)) $((p1 - p0)) $(($(stat mm_pgd_pages) - p0))"
 END
 
@@ -94,4 +102,23 @@ else
 	ktap_check wandering_process_builds_one_pgd_per_further_replica [ "${_builds:-x}" = "$_want" ]
 	ktap_check wandering_process_holds_them pgds_held_ok "$_builds" "$_held"
 	ktap_check node_pgds_freed_at_exit [ "${_after:-x}" = 0 ]
+fi
+
+# Node PGDs built while top-level entries change: pgdrace's children hop
+# over every CPU while they map and unmap memory in empty 512 GiB slots and
+# write their LDT; each then compares its node PGDs with mm->pgd
+# (verify_mm). build_min_ns=0: a build at every first visit of a node.
+# With 5-level paging those slots are below one top-level entry: the race
+# is then only with the LDT's.
+if [ "${ktv_expect:-0}" = 1 ] && [ "${ktv_nodes:-1}" -ge 2 ] &&
+	[ -r /sys/kernel/debug/kernel_replication/verify_mm ]; then
+	_min=$(cat /sys/kernel/debug/kernel_replication/build_min_ns)
+	echo 0 >/sys/kernel/debug/kernel_replication/build_min_ns
+	_b0=$(sed -n 's/^mm_pgd_builds //p' "$KREPL_STATUS")
+	pgdrace 20 200 >/tmp/pgdrace.out 2>&1
+	_rc=$?
+	echo "$_min" >/sys/kernel/debug/kernel_replication/build_min_ns
+	while IFS= read -r l; do ktap_diag "$l"; done </tmp/pgdrace.out
+	ktap_diag "node PGDs built meanwhile: $(($(sed -n 's/^mm_pgd_builds //p' "$KREPL_STATUS") - _b0))"
+	ktap_check node_pgds_equal_after_races [ "$_rc" = 0 ]
 fi

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pgdrace N MS: N times, fork a child whose two threads race for MS
+ * milliseconds: one maps, touches and unmaps (or mremaps) memory in
+ * otherwise empty 512 GiB slots of the address space, so that top-level
+ * entries are populated and cleared (free_pgd_range() under the mmap read
+ * lock), and writes LDT entries (map_ldt_struct()); the other hops from
+ * CPU to CPU, so that the kernel builds the process a PGD per node while
+ * those entries change. The child then reads the series' verify_mm file:
+ * every node PGD must equal mm->pgd but for the window. Prints the last
+ * report and a summary line; exits 0 when every child's PGDs matched.
+ * Static, for the guest; run it with build_min_ns at 0.
+ */
+#define _GNU_SOURCE
+#include <asm/ldt.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define VERIFY "/sys/kernel/debug/kernel_replication/verify_mm"
+#define SLOT (512UL << 30)	/* what one top-level entry maps (4-level) */
+
+static volatile int stop;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Populate and clear top-level entries; write the LDT now and then. */
+static void *mapper(void *arg)
+{
+	unsigned long i = 0;
+
+	(void)arg;
+	while (!stop) {
+		char *want = (char *)((100 + i % 8) * SLOT);
+		char *p = mmap(want, 4096, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+		if (p == MAP_FAILED)
+			continue;
+		p[0] = 1;
+		if (i % 3 == 0) {
+			char *q = mremap(p, 4096, 4096, MREMAP_MAYMOVE | MREMAP_FIXED,
+					 (char *)((110 + i % 8) * SLOT));
+
+			if (q != MAP_FAILED)
+				p = q;
+		}
+		munmap(p, 4096);
+		if (i % 16 == 0) {
+			struct user_desc d = {
+				.entry_number = i / 16 % 8, .base_addr = 0,
+				.limit = 0xfff, .seg_32bit = 1, .useable = 1,
+			};
+
+			syscall(SYS_modify_ldt, 1, &d, sizeof(d));
+		}
+		i++;
+	}
+	return NULL;
+}
+
+static int child(double ms)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	char buf[4096];
+	pthread_t t;
+	cpu_set_t set;
+	double end;
+	long cpu = 0;
+	ssize_t n;
+	int fd, bad = 0;
+
+	if (pthread_create(&t, NULL, mapper, NULL))
+		return 2;
+	end = now_ms() + ms;
+	while (now_ms() < end) {
+		CPU_ZERO(&set);
+		CPU_SET(cpu++ % ncpu, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+	}
+	stop = 1;
+	pthread_join(t, NULL);
+	fd = open(VERIFY, O_RDONLY);
+	if (fd < 0) {
+		perror(VERIFY);
+		return 2;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 2;
+	buf[n] = 0;
+	for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n")) {
+		if (strstr(l, "differ=") && (!strstr(l, "differ=0 ") || !strstr(l, "window_ok=1")))
+			bad = 1;
+		printf("  %s\n", l);
+	}
+	return bad;
+}
+
+int main(int argc, char **argv)
+{
+	int n, fails = 0, errors = 0;
+	double ms;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: pgdrace N MS\n");
+		return 2;
+	}
+	n = atoi(argv[1]);
+	ms = atof(argv[2]);
+	for (int i = 0; i < n; i++) {
+		int status;
+		pid_t pid = fork();
+
+		if (pid < 0)
+			return 2;
+		if (!pid) {
+			/* Only the last child's report is shown. */
+			if (i != n - 1 && !freopen("/dev/null", "w", stdout))
+				_exit(2);
+			_exit(child(ms));
+		}
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+			errors++;
+		else if (WEXITSTATUS(status) == 1)
+			fails++;
+		else if (WEXITSTATUS(status))
+			errors++;
+	}
+	printf("pgdrace: %d children, %d with node PGDs that differ, %d errors\n",
+	       n, fails, errors);
+	return fails || errors;
+}
