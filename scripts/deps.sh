@@ -7,6 +7,8 @@ pkgs=(linux-source-"$BASE" gcc libc6-dev make bc flex bison libelf-dev libssl-de
 	cpio xz-utils kmod qemu-system-x86 busybox-static sparse coccinelle b4
 	ccache git python3 python3-ply python3-git shellcheck gnuplot-nox)
 if [ "${DEPS_DISTRO:-}" = 1 ]; then pkgs+=(linux-config-"$BASE"); fi
+# make stress fuzzes inside the guest with them (never on the host).
+if [ "${DEPS_FUZZ:-}" = 1 ]; then pkgs+=(stress-ng trinity); fi
 if [ "${DEPS_ALL_BASES:-}" = 1 ]; then
 	for b in $KNOWN_BASES; do pkgs+=(linux-source-"$b"); done
 fi

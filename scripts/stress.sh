@@ -5,14 +5,19 @@
 # scan. Counts: STRESS_MODS (module load/unload cycles, 1000), STRESS_FTRACE
 # (function tracer on/off, 100), STRESS_KPROBES (1000), STRESS_FLIPS (static
 # key flips, 10000), STRESS_BPF (BPF JIT load/unload, 1000), STRESS_HOTPLUG
-# (offline/online cycles of every CPU but 0, 20).
+# (offline/online cycles of every CPU but 0, 20). On STRESS_FUZZ_TOPOS
+# (4node), first STRESS_FUZZ seconds (1800) of stress-ng and trinity on
+# every node at once, with a migrator (guest/stress/05-fuzz.sh): Debian's
+# packages, installed here and put in the guest's initramfs, never run on
+# the host.
 export CONFIG=${CONFIG_STRESS:-debug}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/expect.sh"
 need python3 qemu-system-x86_64
 
+DEPS_FUZZ=1 "$REPO/scripts/deps.sh"
 "$REPO/scripts/build.sh"
-"$REPO/scripts/initramfs.sh"
+FUZZ_TOOLS=1 "$REPO/scripts/initramfs.sh"
 # A full run takes over an hour: boot a snapshot, so that rebuilding the
 # same build directory meanwhile changes neither the run nor its record.
 snap=$WORK/results/stress-$BASE-$REV-$CONFIG/kernel
@@ -28,14 +33,18 @@ if expects_replication; then
 fi
 rc=0
 header=(--header)
+fuzz=${STRESS_FUZZ:-1800}
 for t in ${STRESS_TOPOS:-2node 4node}; do
 	out=$WORK/results/stress-$BASE-$REV-$CONFIG/$t
+	secs=0
+	case " ${STRESS_FUZZ_TOPOS:-4node} " in *" $t "*) secs=$fuzz ;; esac
 	python3 "$REPO/qemu-smoke/boot.py" "${header[@]}" "${expect[@]}" \
 		--kernel "$snap/bzImage" --initrd "$snap/initramfs.cpio.gz" \
 		--topo "$REPO/qemu-smoke/topologies/$t.topo" --out "$out" \
-		--timeout "${TIMEOUT:-3600}" --append "$append ${APPEND:-}" \
+		--timeout "$((${TIMEOUT:-3600} + secs))" \
+		--append "$append ktv_fuzz_secs=$secs ${APPEND:-}" \
 		--label "$BASE-$REV-$CONFIG" || rc=1
 	header=()
-	grep -E '# [a-z_]+: [0-9]+ in|kmemleak:|after stress' "$out/ktap.log" | sed 's/^ *# /    /' || true
+	grep -E '# [a-z_]+: [0-9]+ in|kmemleak:|after stress|fuzzing|while fuzzing|pgdrace:' "$out/ktap.log" | sed 's/^ *# /    /' || true
 done
 exit $rc

@@ -1,0 +1,91 @@
+# shellcheck shell=sh
+# 'make stress' guest, before 10-stress.sh (whose verifier and kmemleak
+# checks then cover this too): ktv_fuzz_secs seconds (0 or unset: skip)
+# of fuzzing the per-process page tables' lifecycle. On every node at
+# once, pinned to its CPUs: stress-ng's fork, exec, mmap, vm and clone
+# stressors, and trinity limited to the calls that make, change and end
+# address spaces. Meanwhile a migrator moves their processes from node to
+# node every 0.2 s, so that node PGDs are bound, built and freed all the
+# time. Then: no oops, WARN or KASAN report; the node PGD pages back to
+# their count before (none leaked); fresh processes' node PGDs equal
+# mm->pgd after races (pgdrace). Never run these tools on the host.
+
+# shellcheck source=../ktv.sh
+. /lib/ktv.sh
+
+STATUS=/sys/kernel/debug/kernel_replication/status
+TRINITY_CALLS="mmap munmap mremap mprotect madvise brk clone fork vfork execve exit modify_ldt"
+
+settle() {
+	for _c in $(ktv_expand "$(cat /sys/devices/system/cpu/online)"); do
+		taskset -c "$_c" /bin/true
+	done
+}
+
+# migrate SECS: every 0.2 s for SECS seconds, move each stress-ng and
+# trinity process to the CPUs of another node (round-robin, offset by the
+# pid: reproducible, and the processes spread over the nodes).
+migrate() {
+	_end=$(($(cut -d. -f1 /proc/uptime) + $1))
+	_n=$(wc -l </tmp/fuzz.nodecpus)
+	_k=0
+	while [ "$(cut -d. -f1 /proc/uptime)" -lt "$_end" ]; do
+		_k=$((_k + 1))
+		for _p in $(pidof stress-ng trinity); do
+			_cpus=$(sed -n "$(((_k + _p) % _n + 1))p" /tmp/fuzz.nodecpus)
+			taskset -pc "$_cpus" "$_p" >/dev/null 2>&1
+		done
+		usleep 200000
+	done
+}
+
+_secs=${ktv_fuzz_secs:-0}
+if [ "$_secs" = 0 ]; then
+	ktap_skip fuzz "ktv_fuzz_secs is 0"
+elif ! command -v stress-ng >/dev/null || ! command -v trinity >/dev/null; then
+	ktap_fail fuzz "stress-ng or trinity missing from the initramfs (make stress puts them in)"
+else
+	# "CPULIST" of each online node with CPUs.
+	for _n in $(ktv_expand "$(cat /sys/devices/system/node/online)"); do
+		_l=$(cat "/sys/devices/system/node/node$_n/cpulist")
+		[ -z "$_l" ] || echo "$_l"
+	done >/tmp/fuzz.nodecpus
+	settle
+	_p0=$(sed -n 's/^mm_pgd_pages //p' "$STATUS")
+	_b0=$(sed -n 's/^mm_pgd_builds //p' "$STATUS")
+	_d0=$(dmesg | grep -cE 'BUG:|WARNING:|KASAN|general protection|Oops')
+	_calls=
+	for _c in $TRINITY_CALLS; do _calls="$_calls -c $_c"; done
+	mkdir -p /tmp/fuzz && cd /tmp/fuzz || exit 1
+	_i=0
+	while read -r _cpus; do
+		taskset -c "$_cpus" stress-ng --fork 1 --exec 1 --mmap 1 --mmap-bytes 8M \
+			--vm 1 --vm-bytes 16M --clone 1 --timeout "${_secs}s" -q \
+			>"/tmp/fuzz/stress-ng.$_i.log" 2>&1 &
+		# shellcheck disable=SC2086 # one -c NAME per call
+		taskset -c "$_cpus" timeout -s INT "$_secs" trinity --dangerous -q -l off \
+			-C 2 -a 64 -s "$((_i + 1))" $_calls >"/tmp/fuzz/trinity.$_i.log" 2>&1 &
+		_i=$((_i + 1))
+	done </tmp/fuzz.nodecpus
+	ktap_diag "fuzzing for $_secs s on $_i node(s): stress-ng fork/exec/mmap/vm/clone, trinity: $TRINITY_CALLS"
+	migrate "$_secs"
+	wait
+	# Anything trinity left behind (its children get its signal, but be sure).
+	pkill -9 trinity 2>/dev/null
+	pkill -9 stress-ng 2>/dev/null
+	sleep 1
+	cd / || exit 1
+	for _f in /tmp/fuzz/stress-ng.*.log; do ktap_diag "$_f: $(tail -n 2 "$_f" | tr '\n' ' ')"; done
+	settle
+	_p1=$(sed -n 's/^mm_pgd_pages //p' "$STATUS")
+	_b1=$(sed -n 's/^mm_pgd_builds //p' "$STATUS")
+	ktap_diag "node PGDs built while fuzzing: $((_b1 - _b0)); pages held before $_p0, after $_p1"
+	ktap_check fuzz_no_oops_warn_or_kasan [ "$(dmesg | grep -cE 'BUG:|WARNING:|KASAN|general protection|Oops')" = "$_d0" ]
+	ktap_check fuzz_node_pgds_all_freed [ "$_p1" = "$_p0" ]
+	echo 0 >/sys/kernel/debug/kernel_replication/build_min_ns
+	pgdrace 10 200 >/tmp/fuzz/pgdrace.out 2>&1
+	_rc=$?
+	echo 1000000 >/sys/kernel/debug/kernel_replication/build_min_ns
+	ktap_diag "$(tail -n 1 /tmp/fuzz/pgdrace.out)"
+	ktap_check fuzz_then_node_pgds_equal [ "$_rc" = 0 ]
+fi
