@@ -82,10 +82,11 @@ else
 	ktap_diag "node PGDs built while fuzzing: $((_b1 - _b0)); pages held before $_p0, after $_p1"
 	ktap_check fuzz_no_oops_warn_or_kasan [ "$(dmesg | grep -cE 'BUG:|WARNING:|KASAN|general protection|Oops')" = "$_d0" ]
 	ktap_check fuzz_node_pgds_all_freed [ "$_p1" = "$_p0" ]
+	_min=$(cat /sys/kernel/debug/kernel_replication/build_min_ns)
 	echo 0 >/sys/kernel/debug/kernel_replication/build_min_ns
 	pgdrace 10 200 >/tmp/fuzz/pgdrace.out 2>&1
 	_rc=$?
-	echo 1000000 >/sys/kernel/debug/kernel_replication/build_min_ns
+	echo "$_min" >/sys/kernel/debug/kernel_replication/build_min_ns
 	ktap_diag "$(tail -n 1 /tmp/fuzz/pgdrace.out)"
 	ktap_check fuzz_then_node_pgds_equal [ "$_rc" = 0 ]
 fi

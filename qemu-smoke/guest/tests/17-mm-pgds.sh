@@ -122,3 +122,26 @@ if [ "${ktv_expect:-0}" = 1 ] && [ "${ktv_nodes:-1}" -ge 2 ] &&
 	ktap_diag "node PGDs built meanwhile: $(($(sed -n 's/^mm_pgd_builds //p' "$KREPL_STATUS") - _b0))"
 	ktap_check node_pgds_equal_after_races [ "$_rc" = 0 ]
 fi
+
+# The same while CPUs go offline and online (every CPU but 0, 3 rounds):
+# bring-up sets the CPU's replica again (krepl_init_secondary()), a dying
+# CPU leaves the mms it ran, and the builds' IPIs skip offline CPUs.
+if [ "${ktv_expect:-0}" = 1 ] && [ "${ktv_nodes:-1}" -ge 2 ] &&
+	[ -r /sys/kernel/debug/kernel_replication/verify_mm ]; then
+	_hot=$(ktv_expand "$(cat /sys/devices/system/cpu/online)" | tr ' ' '\n' | grep -v '^0$' | tr '\n' ' ')
+	echo 0 >/sys/kernel/debug/kernel_replication/build_min_ns
+	pgdrace 10 300 >/tmp/pgdrace-hot.out 2>&1 &
+	_pid=$!
+	_bad=0
+	for _r in 1 2 3; do
+		for _c in $_hot; do
+			echo 0 >"/sys/devices/system/cpu/cpu$_c/online" || _bad=1
+			echo 1 >"/sys/devices/system/cpu/cpu$_c/online" || _bad=1
+		done
+	done
+	wait "$_pid"
+	_rc=$?
+	echo "$_min" >/sys/kernel/debug/kernel_replication/build_min_ns
+	ktap_diag "cpus $_hot offline and online 3 times; $(tail -n 1 /tmp/pgdrace-hot.out)"
+	ktap_check node_pgds_equal_across_cpu_hotplug [ "$_rc$_bad" = 00 ]
+fi
