@@ -307,8 +307,11 @@ def memory_table(fields):
           "(PGDs, the per-node ones too, are allocated outside the page table accounting), "
           "and, where the guest reported it, MemFree, which counts everything, give or take "
           "the per-CPU page lists. Node PGDs: what the series allocates per process by "
-          "design, one PGD (8 KiB with PTI) per node with a copy other than the image's, "
-          "and, from v4 on, what its debugfs mm_pgd_pages counted across the children. "
+          "design, one PGD (8 KiB with PTI) per node with a copy other than the image's "
+          "(v1-v3: every process; v4 on, whose status has mm_binds: none for a process "
+          "that runs on one node, one per further node it runs on, so \"0 to\" the "
+          "eager figure), and, from v4 on, what its debugfs mm_pgd_pages counted across "
+          "the children (not pinned: the scheduler moves some). "
           "Replica bytes: the series' debugfs status, per node with a copy: copy + page "
           "tables.", "",
           "| topology | PageTables bytes/process base / series / off | MemFree bytes/process "
@@ -331,7 +334,14 @@ def memory_table(fields):
                 reps.append(f"{f['node']}: {int(f['copy_bytes']) // 1024} KiB + {int(f['table_bytes']) // 1024} KiB")
         counted = [int(m["node_pgd_bytes_per_process"]) for r in runs.values()
                    for m in r["memory"] if "node_pgd_bytes_per_process" in m]
-        pgd = f"{8192 * len(reps)}" + (f" (counted: {statistics.mean(counted):.0f})" if counted else "")
+        lazy = any(line.startswith("mm_binds ") for r in runs.values() for line in r["status"])
+        if lazy:
+            # v4 on: none for a process on one node, one per further node it ran on.
+            pgd = f"0 to {8192 * len(reps)}" + (f" (counted: {statistics.mean(counted):.0f})"
+                                               if counted else "")
+        else:
+            pgd = f"{8192 * len(reps)}" + (f" (counted: {statistics.mean(counted):.0f})"
+                                          if counted else "")
         md.append(f"| {topo} | {cols[0]} | {cols[1]} | {pgd} | {'; '.join(reps) or '-'} |")
     md.append("")
     return md
