@@ -24,6 +24,8 @@
 #   BENCH_METER_CASES  kbench cases under the meter [the RFC's seven,
 #                      getppid, stat, pipe, forkexec]
 #   BENCH_METER_REPS, BENCH_METER_LOOP  kbench -r and -n under the meter [10, 32]
+#   APPEND        kernel parameters for every boot of every kernel, e.g.
+#                 pti=off (recorded in meta.txt)
 #   BENCH_CACHE   cache model shapes for the meter, e.g. l2=1024:16,llc=4096:16
 #                 [one Sapphire Rapids core: l1i=32:8 l1d=48:12 l2=2048:16
 #                 llc=1920:15 per vCPU]
@@ -73,6 +75,7 @@ for p in $parts; do
 		echo "part=$p revision=$rev date=$(date -u +%Y-%m-%dT%H:%MZ)"
 		echo "part=$p series_commit=$(git -C "$WORK/trees/$BASE-$rev" rev-parse HEAD) base_commit=$(git -C "$WORK/trees/$BASE-base" rev-parse HEAD)"
 		echo "part=$p repo_commit=$(git -C "$REPO" rev-parse --short HEAD) kernel=$(make -s -C "$rev_build" kernelversion 2>/dev/null)"
+		echo "part=$p append=${APPEND:-}"
 		echo "part=$p machine=$(nproc) cpus, $(awk '/MemTotal/ {printf "%d GiB", $2 / 1048576}' /proc/meminfo), $(qemu-system-x86_64 --version | head -1), TCG single-threaded"
 	} >>"$out/meta.txt"
 done
@@ -87,7 +90,7 @@ boot() {
 	esac
 	python3 "$REPO/qemu-smoke/boot.py" --kernel "$build/arch/x86/boot/bzImage" \
 		--initrd "$build/initramfs.cpio.gz" --topo "$REPO/qemu-smoke/topologies/$topo.topo" \
-		--out "$dir" --timeout "${TIMEOUT:-900}" --append "$append" \
+		--out "$dir" --timeout "${TIMEOUT:-900}" --append "$append ${APPEND:-}" \
 		--label "$name" "$@"
 }
 
