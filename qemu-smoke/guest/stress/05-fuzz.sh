@@ -60,7 +60,7 @@ else
 	_i=0
 	while read -r _cpus; do
 		taskset -c "$_cpus" stress-ng --fork 1 --exec 1 --mmap 1 --mmap-bytes 8M \
-			--vm 1 --vm-bytes 16M --clone 1 --timeout "${_secs}s" -q \
+			--vm 1 --vm-bytes 16M --clone 1 --timeout "${_secs}s" --metrics-brief \
 			>"/tmp/fuzz/stress-ng.$_i.log" 2>&1 &
 		# shellcheck disable=SC2086 # one -c NAME per call
 		taskset -c "$_cpus" timeout -s INT "$_secs" trinity --dangerous -q -l off \
@@ -75,9 +75,21 @@ else
 	pkill -9 stress-ng 2>/dev/null
 	sleep 1
 	cd / || exit 1
-	for _f in /tmp/fuzz/stress-ng.*.log; do ktap_diag "$_f: $(tail -n 2 "$_f" | tr '\n' ' ')"; done
-	settle
-	_p1=$(sed -n 's/^mm_pgd_pages //p' "$STATUS")
+	for _f in /tmp/fuzz/stress-ng.*.log /tmp/fuzz/trinity.*.log; do
+		tail -n 8 "$_f" | while IFS= read -r l; do ktap_diag "${_f##*/}: $l"; done
+	done
+	# An mm may outlive its last task a little (an mmput_async() work, a
+	# lazy CPU): settle and look again, up to 10 times, then show what
+	# is left.
+	_try=0
+	while :; do
+		settle
+		_p1=$(sed -n 's/^mm_pgd_pages //p' "$STATUS")
+		if [ "$_p1" = "$_p0" ] || [ "$_try" -ge 10 ]; then break; fi
+		_try=$((_try + 1))
+		sleep 1
+	done
+	[ "$_p1" = "$_p0" ] || ps -o pid,stat,comm | while IFS= read -r l; do ktap_diag "left: $l"; done
 	_b1=$(sed -n 's/^mm_pgd_builds //p' "$STATUS")
 	ktap_diag "node PGDs built while fuzzing: $((_b1 - _b0)); pages held before $_p0, after $_p1"
 	ktap_check fuzz_no_oops_warn_or_kasan [ "$(dmesg | grep -cE 'BUG:|WARNING:|KASAN|general protection|Oops')" = "$_d0" ]
