@@ -233,6 +233,18 @@ ktv_run_on_every_node() {
 # The number of nodes that have CPUs.
 ktv_node_count() { ktv_node_cpus | wc -l; }
 
+# ktv_krepl_stat NAME: the value of NAME in the series' debugfs status.
+ktv_krepl_stat() { sed -n "s/^$1 //p" /sys/kernel/debug/kernel_replication/status; }
+
+# ktv_settle: run a process on every online CPU. An idle CPU keeps the
+# last mm it ran (lazy TLB), and its reference, until it runs another:
+# after this, no exited process's mm (nor its node PGDs) is still held.
+ktv_settle() {
+	for _c in $(ktv_expand "$(cat /sys/devices/system/cpu/online)"); do
+		taskset -c "$_c" /bin/true
+	done
+}
+
 # ktv_wait_optimized FUNC: with optimised kprobes, wait (up to 5 s) until
 # the probe on FUNC is marked [OPTIMIZED]; without, return at once.
 ktv_wait_optimized() {

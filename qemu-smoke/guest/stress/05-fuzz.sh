@@ -13,14 +13,7 @@
 # shellcheck source=../ktv.sh
 . /lib/ktv.sh
 
-STATUS=/sys/kernel/debug/kernel_replication/status
 TRINITY_CALLS="mmap munmap mremap mprotect madvise brk clone fork vfork execve exit modify_ldt"
-
-settle() {
-	for _c in $(ktv_expand "$(cat /sys/devices/system/cpu/online)"); do
-		taskset -c "$_c" /bin/true
-	done
-}
 
 # migrate SECS: every 0.2 s for SECS seconds, move each stress-ng and
 # trinity process to the CPUs of another node (round-robin, offset by the
@@ -50,9 +43,9 @@ else
 		_l=$(cat "/sys/devices/system/node/node$_n/cpulist")
 		[ -z "$_l" ] || echo "$_l"
 	done >/tmp/fuzz.nodecpus
-	settle
-	_p0=$(sed -n 's/^mm_pgd_pages //p' "$STATUS")
-	_b0=$(sed -n 's/^mm_pgd_builds //p' "$STATUS")
+	ktv_settle
+	_p0=$(ktv_krepl_stat mm_pgd_pages)
+	_b0=$(ktv_krepl_stat mm_pgd_builds)
 	_d0=$(dmesg | grep -cE 'BUG:|WARNING:|KASAN|general protection|Oops')
 	_calls=
 	for _c in $TRINITY_CALLS; do _calls="$_calls -c $_c"; done
@@ -83,14 +76,14 @@ else
 	# is left.
 	_try=0
 	while :; do
-		settle
-		_p1=$(sed -n 's/^mm_pgd_pages //p' "$STATUS")
+		ktv_settle
+		_p1=$(ktv_krepl_stat mm_pgd_pages)
 		if [ "$_p1" = "$_p0" ] || [ "$_try" -ge 10 ]; then break; fi
 		_try=$((_try + 1))
 		sleep 1
 	done
 	[ "$_p1" = "$_p0" ] || ps -o pid,stat,comm | while IFS= read -r l; do ktap_diag "left: $l"; done
-	_b1=$(sed -n 's/^mm_pgd_builds //p' "$STATUS")
+	_b1=$(ktv_krepl_stat mm_pgd_builds)
 	ktap_diag "node PGDs built while fuzzing: $((_b1 - _b0)); pages held before $_p0, after $_p1"
 	ktap_check fuzz_no_oops_warn_or_kasan [ "$(dmesg | grep -cE 'BUG:|WARNING:|KASAN|general protection|Oops')" = "$_d0" ]
 	ktap_check fuzz_node_pgds_all_freed [ "$_p1" = "$_p0" ]

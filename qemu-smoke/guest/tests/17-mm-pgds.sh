@@ -25,7 +25,8 @@ pgds_held_ok() {
 # The pinned part, run as "sh FILE": prints the deltas of mm_pgd_builds and
 # mm_pgd_pages while the processes live and after they are gone.
 cat >/tmp/mm-pgds-one.sh <<'END'
-stat() { sed -n "s/^$1 //p" /sys/kernel/debug/kernel_replication/status; }
+. /lib/ktv.sh
+stat() { ktv_krepl_stat "$1"; }
 b0=$(stat mm_pgd_builds) p0=$(stat mm_pgd_pages)
 i=0
 while [ $i -lt 50 ]; do /bin/true; i=$((i + 1)); done
@@ -43,18 +44,12 @@ echo "$(($(stat mm_pgd_builds) - b0)) $((p1 - p0)) $(($(stat mm_pgd_pages) - p0)
 END
 
 # The wandering part: "sh FILE CPU...", wander over the CPUs, holding.
-# An idle CPU keeps the last mm it ran (lazy TLB), and its reference,
-# until it runs another: before each count, every CPU runs a process of
-# its own (settle), so that no PGD of an earlier process goes meanwhile.
+# Before each count every CPU runs a process of its own (ktv_settle), so
+# that no PGD of an earlier process, held by a lazy CPU, goes meanwhile.
 cat >/tmp/mm-pgds-wander.sh <<'END'
 . /lib/ktv.sh
-stat() { sed -n "s/^$1 //p" /sys/kernel/debug/kernel_replication/status; }
-settle() {
-	for c in $(ktv_expand "$(cat /sys/devices/system/cpu/online)"); do
-		taskset -c "$c" /bin/true
-	done
-}
-settle
+stat() { ktv_krepl_stat "$1"; }
+ktv_settle
 b0=$(stat mm_pgd_builds) p0=$(stat mm_pgd_pages)
 mkfifo /tmp/mm-pgds.fifo
 wander -w 20 "$@" "$@" </tmp/mm-pgds.fifo >/tmp/mm-pgds.out &
@@ -64,7 +59,7 @@ b1=$(stat mm_pgd_builds) p1=$(stat mm_pgd_pages)
 exec 3>&-
 wait
 rm -f /tmp/mm-pgds.fifo
-settle
+ktv_settle
 echo "$((b1 - b0)) $((p1 - p0)) $(($(stat mm_pgd_pages) - p0))"
 END
 
@@ -114,12 +109,12 @@ if [ "${ktv_expect:-0}" = 1 ] && [ "${ktv_nodes:-1}" -ge 2 ] &&
 	[ -r /sys/kernel/debug/kernel_replication/verify_mm ]; then
 	_min=$(cat /sys/kernel/debug/kernel_replication/build_min_ns)
 	echo 0 >/sys/kernel/debug/kernel_replication/build_min_ns
-	_b0=$(sed -n 's/^mm_pgd_builds //p' "$KREPL_STATUS")
+	_b0=$(ktv_krepl_stat mm_pgd_builds)
 	pgdrace 20 200 >/tmp/pgdrace.out 2>&1
 	_rc=$?
 	echo "$_min" >/sys/kernel/debug/kernel_replication/build_min_ns
 	while IFS= read -r l; do ktap_diag "$l"; done </tmp/pgdrace.out
-	ktap_diag "node PGDs built meanwhile: $(($(sed -n 's/^mm_pgd_builds //p' "$KREPL_STATUS") - _b0))"
+	ktap_diag "node PGDs built meanwhile: $(($(ktv_krepl_stat mm_pgd_builds) - _b0))"
 	ktap_check node_pgds_equal_after_races [ "$_rc" = 0 ]
 fi
 
