@@ -53,7 +53,10 @@ else
 	_d0=$(dmesg | grep -cE 'BUG:|WARNING:|KASAN|general protection|Oops')
 	_calls=
 	for _c in $TRINITY_CALLS; do _calls="$_calls -c $_c"; done
-	mkdir -p /tmp/fuzz && cd /tmp/fuzz || exit 1
+	# trinity needs files to hand its calls (it bails out with "No files
+	# in file list" on this initramfs otherwise).
+	mkdir -p /tmp/fuzz/victims && cd /tmp/fuzz || exit 1
+	for _v in 1 2 3 4; do dd if=/dev/zero of="/tmp/fuzz/victims/f$_v" bs=4096 count=4 2>/dev/null; done
 	_i=0
 	while read -r _cpus; do
 		taskset -c "$_cpus" stress-ng --fork 1 --exec 1 --mmap 1 --mmap-bytes 8M \
@@ -61,7 +64,7 @@ else
 			>"/tmp/fuzz/stress-ng.$_i.log" 2>&1 &
 		# shellcheck disable=SC2086 # one -c NAME per call
 		taskset -c "$_cpus" timeout -s INT "$_secs" trinity --dangerous -q -l off \
-			-C 2 -a 64 -s "$((_i + 1))" $_calls >"/tmp/fuzz/trinity.$_i.log" 2>&1 &
+			-C 2 -a 64 -s "$((_i + 1))" -V /tmp/fuzz/victims $_calls >"/tmp/fuzz/trinity.$_i.log" 2>&1 &
 		_i=$((_i + 1))
 	done </tmp/fuzz.nodecpus
 	ktap_diag "fuzzing for $_secs s on $_i node(s): stress-ng fork/exec/mmap/vm/clone, trinity: $TRINITY_CALLS"
