@@ -92,6 +92,10 @@ else
 	[ "$_p1" = "$_p0" ] || ps -o pid,stat,comm | while IFS= read -r l; do ktap_diag "left: $l"; done
 	_b1=$(ktv_krepl_stat mm_pgd_builds)
 	ktap_diag "node PGDs built while fuzzing: $((_b1 - _b0)); pages held before $_p0, after $_p1"
+	# trinity's last line: "[main] Ran N syscalls. Successes: ..."
+	_calls_made=$(cat /tmp/fuzz/trinity.*.log | awk '/Ran [0-9]+ syscalls/ { for (i = 1; i < NF; i++) if ($i == "Ran") n += $(i + 1) } END { print n + 0 }')
+	ktap_diag "trinity made $_calls_made calls"
+	ktap_check fuzz_trinity_made_calls [ "$_calls_made" -gt 0 ]
 	ktap_check fuzz_no_oops_warn_or_kasan [ "$(dmesg | grep -cE 'BUG:|WARNING:|KASAN|general protection|Oops')" = "$_d0" ]
 	ktap_check fuzz_node_pgds_all_freed [ "$_p1" = "$_p0" ]
 	_min=$(cat /sys/kernel/debug/kernel_replication/build_min_ns)
