@@ -22,49 +22,38 @@ pgds_held_ok() {
 	[ "$1" -gt 0 ] && { [ "$2" = "$1" ] || [ "$2" = "$(($1 * 2))" ]; }
 }
 
-# The pinned part, run as "sh FILE": prints the deltas of mm_pgd_builds and
-# mm_pgd_pages while the processes live and after they are gone.
-cat >/tmp/mm-pgds-one.sh <<'END'
+# The counting part, run pinned as "sh FILE MODE CPU...": every CPU runs a
+# process of its own first (ktv_settle: an idle CPU keeps the last mm it
+# ran, lazy TLB, and its PGDs), then with MODE "one" 50 fork+exec+exit and
+# 20 sleepers, then wander spins 20 ms on each CPU given and holds. Prints
+# the deltas of mm_pgd_builds and mm_pgd_pages while it holds, and of
+# mm_pgd_pages once everything is gone and settled.
+cat >/tmp/mm-pgds.sh <<'END'
 . /lib/ktv.sh
-stat() { ktv_krepl_stat "$1"; }
-b0=$(stat mm_pgd_builds) p0=$(stat mm_pgd_pages)
-i=0
-while [ $i -lt 50 ]; do /bin/true; i=$((i + 1)); done
-i=0
-while [ $i -lt 20 ]; do sleep 2 & i=$((i + 1)); done
-mkfifo /tmp/mm-pgds.fifo
-wander -w 20 "$1" </tmp/mm-pgds.fifo >/tmp/mm-pgds.out &
-exec 3>/tmp/mm-pgds.fifo
-until grep -q ready /tmp/mm-pgds.out; do sleep 0.1; done
-p1=$(stat mm_pgd_pages)
-exec 3>&-
-wait
-rm -f /tmp/mm-pgds.fifo
-echo "$(($(stat mm_pgd_builds) - b0)) $((p1 - p0)) $(($(stat mm_pgd_pages) - p0))"
-END
-
-# The wandering part: "sh FILE CPU...", wander over the CPUs, holding.
-# Before each count every CPU runs a process of its own (ktv_settle), so
-# that no PGD of an earlier process, held by a lazy CPU, goes meanwhile.
-cat >/tmp/mm-pgds-wander.sh <<'END'
-. /lib/ktv.sh
-stat() { ktv_krepl_stat "$1"; }
+mode=$1
+shift
 ktv_settle
-b0=$(stat mm_pgd_builds) p0=$(stat mm_pgd_pages)
+b0=$(ktv_krepl_stat mm_pgd_builds) p0=$(ktv_krepl_stat mm_pgd_pages)
+if [ "$mode" = one ]; then
+	i=0
+	while [ $i -lt 50 ]; do /bin/true; i=$((i + 1)); done
+	i=0
+	while [ $i -lt 20 ]; do sleep 2 & i=$((i + 1)); done
+fi
 mkfifo /tmp/mm-pgds.fifo
-wander -w 20 "$@" "$@" </tmp/mm-pgds.fifo >/tmp/mm-pgds.out &
+wander -w 20 "$@" </tmp/mm-pgds.fifo >/tmp/mm-pgds.out &
 exec 3>/tmp/mm-pgds.fifo
 until grep -q ready /tmp/mm-pgds.out; do sleep 0.1; done
-b1=$(stat mm_pgd_builds) p1=$(stat mm_pgd_pages)
+b1=$(ktv_krepl_stat mm_pgd_builds) p1=$(ktv_krepl_stat mm_pgd_pages)
 exec 3>&-
 wait
 rm -f /tmp/mm-pgds.fifo
 ktv_settle
-echo "$((b1 - b0)) $((p1 - p0)) $(($(stat mm_pgd_pages) - p0))"
+echo "$((b1 - b0)) $((p1 - p0)) $(($(ktv_krepl_stat mm_pgd_pages) - p0))"
 END
 
 one_node_ok() { # NODE CPU
-	_got=$(taskset -c "$2" sh /tmp/mm-pgds-one.sh "$2")
+	_got=$(taskset -c "$2" sh /tmp/mm-pgds.sh one "$2")
 	ktap_diag "node $1 (cpu $2): builds, pages while alive, pages after: $_got (want 0 0 0)"
 	[ "$_got" = "0 0 0" ]
 }
@@ -89,7 +78,7 @@ else
 		sort -u | wc -l)
 	_want=$((_replicas - 1))
 	# shellcheck disable=SC2086 # one CPU a word
-	_got=$(taskset -c "$_first" sh /tmp/mm-pgds-wander.sh $_cpus)
+	_got=$(taskset -c "$_first" sh /tmp/mm-pgds.sh wander $_cpus $_cpus)
 	ktap_diag "cpus $_cpus twice over ($_replicas replicas): builds, pages while alive, pages after: $_got"
 	read -r _builds _held _after <<-END
 		$_got
