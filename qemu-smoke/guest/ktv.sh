@@ -236,6 +236,13 @@ ktv_node_count() { ktv_node_cpus | wc -l; }
 # ktv_krepl_stat NAME: the value of NAME in the series' debugfs status.
 ktv_krepl_stat() { sed -n "s/^$1 //p" /sys/kernel/debug/kernel_replication/status; }
 
+# ktv_krepl_trim: free every node PGD that no CPU runs (the series'
+# debugfs trim, as its shrinker does); nothing on a kernel without it.
+ktv_krepl_trim() {
+	[ ! -e /sys/kernel/debug/kernel_replication/trim ] ||
+		echo 1 >/sys/kernel/debug/kernel_replication/trim
+}
+
 # ktv_settle: run a process on every online CPU. An idle CPU keeps the
 # last mm it ran (lazy TLB), and its reference, until it runs another:
 # after this, no exited process's mm (nor its node PGDs) is still held.

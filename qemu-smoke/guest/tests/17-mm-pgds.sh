@@ -5,7 +5,10 @@
 #   for fork+exec+exit and for long-lived processes, on every node;
 # - a process that runs on several nodes gets one PGD per further replica
 #   node it ran on (and none for a node whose replica it had), holds them
-#   while it lives and gives them back when it exits.
+#   while it uses them and gives them back when it exits;
+# - one that no longer runs there loses them while it lives: at once with
+#   the debugfs trim (as under memory pressure), within two periods of the
+#   trimming work otherwise.
 # Each part runs in a shell pinned to one CPU, which reads the counters
 # itself: nothing else forks or migrates meanwhile. A kernel without the
 # counter (series-v3 and older build every node's PGD at fork) skips.
@@ -26,8 +29,10 @@ pgds_held_ok() {
 # process of its own first (ktv_settle: an idle CPU keeps the last mm it
 # ran, lazy TLB, and its PGDs), then with MODE "one" 50 fork+exec+exit and
 # 20 sleepers, then wander spins 20 ms on each CPU given and holds. Prints
-# the deltas of mm_pgd_builds and mm_pgd_pages while it holds, and of
-# mm_pgd_pages once everything is gone and settled.
+# the deltas of mm_pgd_builds and mm_pgd_pages while it holds, of
+# mm_pgd_pages after trimming while it still holds (MODE "trim": debugfs
+# trim; "age": waits up to 10 s for the trimming work; else nothing), and
+# of mm_pgd_pages once everything is gone and settled.
 cat >/tmp/mm-pgds.sh <<'END'
 . /lib/ktv.sh
 mode=$1
@@ -45,17 +50,28 @@ wander -w 20 "$@" </tmp/mm-pgds.fifo >/tmp/mm-pgds.out &
 exec 3>/tmp/mm-pgds.fifo
 until grep -q ready /tmp/mm-pgds.out; do sleep 0.1; done
 b1=$(ktv_krepl_stat mm_pgd_builds) p1=$(ktv_krepl_stat mm_pgd_pages)
+case $mode in
+trim) ktv_krepl_trim ;;
+age)
+	i=0
+	while [ $i -lt 100 ] && [ "$(ktv_krepl_stat mm_pgd_pages)" != "$p0" ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	;;
+esac
+p2=$(ktv_krepl_stat mm_pgd_pages)
 exec 3>&-
 wait
 rm -f /tmp/mm-pgds.fifo
 ktv_settle
-echo "$((b1 - b0)) $((p1 - p0)) $(($(ktv_krepl_stat mm_pgd_pages) - p0))"
+echo "$((b1 - b0)) $((p1 - p0)) $((p2 - p0)) $(($(ktv_krepl_stat mm_pgd_pages) - p0))"
 END
 
 one_node_ok() { # NODE CPU
 	_got=$(taskset -c "$2" sh /tmp/mm-pgds.sh one "$2")
-	ktap_diag "node $1 (cpu $2): builds, pages while alive, pages after: $_got (want 0 0 0)"
-	[ "$_got" = "0 0 0" ]
+	ktap_diag "node $1 (cpu $2): builds, pages while alive (twice), pages after: $_got (want 0 0 0 0)"
+	[ "$_got" = "0 0 0 0" ]
 }
 
 if [ "${ktv_expect:-0}" != 1 ] || [ "${ktv_nodes:-1}" -lt 2 ]; then
@@ -78,14 +94,36 @@ else
 		sort -u | wc -l)
 	_want=$((_replicas - 1))
 	# shellcheck disable=SC2086 # one CPU a word
-	_got=$(taskset -c "$_first" sh /tmp/mm-pgds.sh wander $_cpus $_cpus)
-	ktap_diag "cpus $_cpus twice over ($_replicas replicas): builds, pages while alive, pages after: $_got"
-	read -r _builds _held _after <<-END
+	_got=$(taskset -c "$_first" sh /tmp/mm-pgds.sh trim $_cpus $_cpus)
+	ktap_diag "cpus $_cpus twice over ($_replicas replicas): builds, pages while alive, after the debugfs trim, after exit: $_got"
+	read -r _builds _held _trimmed _after <<-END
 		$_got
 	END
 	ktap_check wandering_process_builds_one_pgd_per_further_replica [ "${_builds:-x}" = "$_want" ]
 	ktap_check wandering_process_holds_them pgds_held_ok "$_builds" "$_held"
+	if [ -e /sys/kernel/debug/kernel_replication/trim ]; then
+		ktap_check idle_process_loses_them_to_trim [ "${_trimmed:-x}" = 0 ]
+	else
+		ktap_skip idle_process_loses_them_to_trim "no debugfs trim: the revision keeps node PGDs for the life of the mm"
+	fi
 	ktap_check node_pgds_freed_at_exit [ "${_after:-x}" = 0 ]
+
+	# The trimming work at a period of 200 ms: a node PGD unused for one
+	# period and not running at the end of the next is freed.
+	if [ -e /sys/kernel/debug/kernel_replication/trim_ms ]; then
+		_ms=$(cat /sys/kernel/debug/kernel_replication/trim_ms)
+		echo 200 >/sys/kernel/debug/kernel_replication/trim_ms
+		# shellcheck disable=SC2086 # one CPU a word
+		_got=$(taskset -c "$_first" sh /tmp/mm-pgds.sh age $_cpus)
+		echo "$_ms" >/sys/kernel/debug/kernel_replication/trim_ms
+		ktap_diag "trim_ms=200, cpus $_cpus: builds, pages while alive, after up to 10 s idle, after exit: $_got"
+		read -r _builds _held _aged _after <<-END
+			$_got
+		END
+		ktap_check idle_process_loses_them_in_time [ "${_builds:-x}/${_aged:-x}" = "$_want/0" ]
+	else
+		ktap_skip idle_process_loses_them_in_time "no debugfs trim_ms: the revision keeps node PGDs for the life of the mm"
+	fi
 fi
 
 # Node PGDs built while top-level entries change: pgdrace's children hop
