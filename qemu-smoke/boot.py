@@ -26,11 +26,15 @@ EXPECTED_SKIPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "expec
 
 class Topology:
     """A topology file: cpus N / node ID [cpus=A-B] [mem=SIZE] / dist A B V /
-    paging 4|5 / append KERNEL-PARAMETERS. A node without cpus= has memory only."""
+    paging 4|5 / append KERNEL-PARAMETERS / dimm NODE SIZE ADDR. A node
+    without cpus= has memory only. A dimm is a pc-dimm at guest physical
+    ADDR that the guest adds itself (memory/probe): its node, if no node
+    line names it, has nothing at boot and is not counted in ktv_nodes."""
 
     def __init__(self, path):
         self.name = os.path.basename(path).removesuffix(".topo")
         self.cpus, self.levels, self.nodes, self.dists, self.append = 0, 4, [], [], []
+        self.dimms = []
         with open(path, encoding="utf-8") as f:
             for lineno, line in enumerate(f, 1):
                 words = line.split("#", 1)[0].split()
@@ -50,6 +54,8 @@ class Topology:
                         self.append += args
                     elif key == "dist":
                         self.dists.append(tuple(int(a) for a in args[:3]))
+                    elif key == "dimm":
+                        self.dimms.append((int(args[0]), parse_size(args[1]), int(args[2], 0)))
                     else:
                         raise ValueError(key)
                 except (ValueError, IndexError, KeyError, AssertionError) as err:
@@ -66,7 +72,7 @@ class Topology:
         if not nodes or self.cpus % nodes:
             raise SystemExit(f"{self.name}: {self.cpus} CPUs do not split into {nodes} nodes")
         smp = f"{self.cpus},sockets={nodes},cores={self.cpus // nodes},threads=1"
-        args = ["-cpu", cpu, "-smp", smp, "-m", f"{mem}M"]
+        args = ["-cpu", cpu, "-smp", smp, "-m", self.memory_arg(mem)]
         for nid, cpus, size in self.nodes:
             node = f"node,nodeid={nid}" + (f",cpus={cpus}" if cpus else "")
             if size:
@@ -76,9 +82,33 @@ class Topology:
                 args += ["-object", obj]
                 node += f",memdev=m{nid}"
             args += ["-numa", node]
+        for nid in sorted({n for n, _, _ in self.dimms} - set(self.ids())):
+            args += ["-numa", f"node,nodeid={nid}"]
         for src, dst, val in self.dists:
             args += ["-numa", f"dist,src={src},dst={dst},val={val}"]
+        for i, (nid, size, addr) in enumerate(self.dimms):
+            obj = f"memory-backend-{backend},id=d{i},size={size}M"
+            if backend == "file":
+                obj += f",mem-path={workdir}/dimm{i}.mem,share=on"
+            args += ["-object", obj,
+                     "-device", f"pc-dimm,id=dimm{i},memdev=d{i},node={nid},addr={addr:#x}"]
         return args
+
+    def memory_arg(self, mem):
+        """-m: the boot memory, and with DIMMs a slot each and a maxmem that
+        makes QEMU's device memory region (from 4 GiB on, boot memory all
+        below it) reach the highest DIMM, plus 1 GiB of alignment per slot."""
+        if not self.dimms:
+            return f"{mem}M"
+        if mem > 2048:
+            raise SystemExit(f"{self.name}: DIMMs need the boot memory below 2 GiB")
+        end = max(addr // 2**20 + size for _, size, addr in self.dimms)
+        maxmem = mem + max(end - 4096, 0) + 1024 * len(self.dimms)
+        return f"{mem}M,slots={len(self.dimms)},maxmem={maxmem}M"
+
+    def dimm_param(self):
+        """ktv_dimms: NODE:ADDR:MIB of each DIMM, comma-separated."""
+        return ",".join(f"{nid}:{addr:#x}:{size}" for nid, size, addr in self.dimms)
 
 
     def cpunodes(self):
@@ -167,6 +197,8 @@ def kernel_cmdline(topo, opts):
                f"ktv_levels={topo.levels}", f"ktv_topo={topo.name}",
                f"ktv_memnodes={topo.memnodes()}", f"ktv_slit={topo.slit()}",
                f"ktv_homes={topo.homes()}"]
+    if topo.dimms:
+        cmdline.append(f"ktv_dimms={topo.dimm_param()}")
     if opts.expect_repl:
         cmdline.append("ktv_expect=1")
     return cmdline + topo.append + shlex.split(opts.append)

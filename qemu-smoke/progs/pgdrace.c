@@ -29,6 +29,23 @@
 #define VERIFY "/sys/kernel/debug/kernel_replication/verify_mm"
 #define SLOT (512UL << 30)	/* what one top-level entry maps (4-level) */
 
+
+/*
+ * A verify_mm line is bad if any "...differ=N" has N > 0 (node PGDs
+ * against mm->pgd, kernel halves against swapper_pg_dir) or it says
+ * window_ok=0.
+ */
+static int verify_line_bad(const char *l)
+{
+	const char *p = l;
+
+	while ((p = strstr(p, "differ=")) != NULL) {
+		p += strlen("differ=");
+		if (strtoul(p, NULL, 10) != 0)
+			return 1;
+	}
+	return strstr(l, "window_ok=0") != NULL;
+}
 static volatile int stop;
 
 static double now_ms(void)
@@ -106,8 +123,7 @@ static int child(double ms)
 		return 2;
 	buf[n] = 0;
 	for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n")) {
-		if (strstr(l, "differ=") && (!strstr(l, "differ=0 ") || !strstr(l, "window_ok=1")))
-			bad = 1;
+		bad |= verify_line_bad(l);
 		printf("  %s\n", l);
 	}
 	return bad;

@@ -307,6 +307,22 @@ class Topology(unittest.TestCase):
     def test_asymmetric(self):
         self.assertEqual(self.topo("asym-slit").slit(), "10.20/40.10")
 
+    def test_dimm(self):
+        """QEMU's device memory region (from 4 GiB) reaches past the DIMM at
+        768 GiB; a DIMM of a node with boot memory adds no -numa node."""
+        t = self.topo("memhotplug")
+        self.assertEqual((t.ids(), t.memnodes(), t.dimm_param()), ([0, 1], "0,1", "0:0xc000000000:256"))
+        args = t.qemu_args("ram", "/tmp")
+        mem = args[args.index("-m") + 1]
+        self.assertEqual(mem, "1024M,slots=1,maxmem=784640M")
+        maxmem = int(mem.split("maxmem=")[1].rstrip("M"))
+        self.assertGreaterEqual(4096 + maxmem - 1024, 768 * 1024 + 256)
+        self.assertEqual(sum(a.startswith("node,") for a in args), 2)
+        self.assertIn("pc-dimm,id=dimm0,memdev=d0,node=0,addr=0xc000000000", args)
+
+    def test_no_dimm(self):
+        self.assertEqual(self.topo("2node").qemu_args("ram", "/tmp")[5], "1024M")
+
     def test_no_dist_lines(self):
         t = self.topo("1node")
         self.assertEqual((t.memnodes(), t.slit(), t.homes()), ("0", "10", "0"))
