@@ -133,33 +133,6 @@ else
 	fi
 fi
 
-# Tasks that were switched in on a CPU from another node's window and went
-# back to sleep in the kernel (woken in waitpid() by another child's exit)
-# must not keep a task that moves there from getting its node PGD: with
-# requests held per CPU (a few slots each, series-v4 before patch 29) 6
-# such sleepers took them all.
-if [ "${ktv_expect:-0}" = 1 ] && [ "${ktv_nodes:-1}" -ge 2 ] &&
-	[ -r /sys/kernel/debug/kernel_replication/verify_mm ]; then
-	_a='' _x='' _ra=''
-	ktv_node_cpus >/tmp/mm-pgds.nodecpus
-	while read -r _n _c; do
-		_r=$(ktv_nearest_copy "$_n")
-		if [ -z "$_a" ]; then
-			_a=$_c _ra=$_r
-		elif [ -z "$_x" ] && [ "$_r" != "$_ra" ]; then
-			_x=$_c
-		fi
-	done </tmp/mm-pgds.nodecpus
-	if [ -n "$_x" ]; then
-		taskset -c "$_a" pgdstarve 6 "$_a" "$_x" >/tmp/pgdstarve.out 2>&1
-		_rc=$?
-		while IFS= read -r l; do ktap_diag "$l"; done </tmp/pgdstarve.out
-		ktap_check node_pgd_despite_sleepers [ "$_rc" = 0 ]
-	else
-		ktap_skip node_pgd_despite_sleepers "no two CPUs with different replicas"
-	fi
-fi
-
 # Node PGDs built while top-level entries change: pgdrace's children hop
 # over every CPU while they map and unmap memory in empty 512 GiB slots and
 # write their LDT; each then compares its node PGDs with mm->pgd
