@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bpfload N: load and unload a tiny BPF program N times, so that the
- * BPF JIT writes N programs into executable memory. Prints how many loads
- * succeeded and exits non-zero if any failed. Static, for the guest.
+ * bpfload N [hold]: load and unload a tiny BPF program N times, so that
+ * the BPF JIT writes N programs into executable memory. Prints how many
+ * loads succeeded and exits non-zero if any failed. With "hold", keeps the
+ * N programs loaded after printing, until a signal ends it. Static, for
+ * the guest.
  */
 #include <errno.h>
 #include <linux/bpf.h>
@@ -33,6 +35,7 @@ static int prog_load(void)
 int main(int argc, char **argv)
 {
 	long i, n = argc > 1 ? strtol(argv[1], NULL, 0) : 1, ok = 0;
+	int hold = argc > 2 && !strcmp(argv[2], "hold");
 
 	for (i = 0; i < n; i++) {
 		int fd = prog_load();
@@ -41,9 +44,13 @@ int main(int argc, char **argv)
 			fprintf(stderr, "bpfload: load %ld: %s\n", i, strerror(errno));
 			break;
 		}
-		close(fd);
+		if (!hold)
+			close(fd);
 		ok++;
 	}
-	printf("bpfload: %ld of %ld loads\n", ok, n);
+	printf("bpfload: %ld of %ld loads%s\n", ok, n, hold ? ", held" : "");
+	fflush(stdout);
+	if (hold && ok == n)
+		pause();
 	return ok == n ? 0 : 1;
 }

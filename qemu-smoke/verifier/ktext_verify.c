@@ -14,6 +14,7 @@
  *   /sys/kernel/debug/ktext_verify/peek     8 bytes of text at an address
  *   /sys/kernel/debug/ktext_verify/alias_write  a store through the
  *                                        direct-map alias of this CPU's copy
+ *   /sys/kernel/debug/ktext_verify/code     more code regions to check
  *
  * Only symbols a stock kernel exports are used, so the module builds and
  * runs with and without a text replication series (6.1 and 6.12).
@@ -45,7 +46,7 @@
 #include <asm/set_memory.h>
 #include <asm/special_insns.h>
 
-#define KTV_VERSION	3
+#define KTV_VERSION	4
 
 static unsigned long stext;
 module_param(stext, ulong, 0444);
@@ -80,7 +81,25 @@ struct ktv_region {
 	unsigned long start;		/* first byte */
 	unsigned long end;		/* one past the last byte */
 	struct module *mod;		/* NULL: the kernel image */
+	bool vm;			/* in vmalloc space (a code region) */
 };
+
+/*
+ * Code in the module area outside the modules' text (BPF programs, kprobe
+ * slots, ftrace trampolines), registered by writing "NAME ADDR SIZE" to
+ * the debugfs file "code"; "clear" forgets them. The guest finds them in
+ * /proc/kallsyms. Checked as module text is: vmalloc_to_pfn() is the
+ * original, so a region freed since reads as unmapped.
+ */
+#define KTV_MAX_CODE	32
+
+static struct ktv_code {
+	char name[24];
+	unsigned long start;
+	unsigned long size;
+} ktv_code[KTV_MAX_CODE];
+static unsigned int ktv_ncode;
+static DEFINE_MUTEX(ktv_code_lock);
 
 struct ktv_row {
 	unsigned long pages;
@@ -237,7 +256,7 @@ static bool ktv_walk(const u8 *pgd, int levels, unsigned long addr,
 /* The page the kernel's own tables map @addr of region @r to, or 0. */
 static unsigned long ktv_ref_pfn(const struct ktv_region *r, unsigned long addr)
 {
-	if (!r->mod)	/* __pa_symbol() of the image */
+	if (!r->mod && !r->vm)	/* __pa_symbol() of the image */
 		return PHYS_PFN(addr - __START_KERNEL_map + phys_base);
 	return vmalloc_to_pfn((const void *)addr);
 }
@@ -333,6 +352,7 @@ static void ktv_set_region(struct ktv_region *r, const char *name,
 	else
 		snprintf(r->name, sizeof(r->name), "kernel_%s", name);
 	r->mod = mod;
+	r->vm = false;
 	r->start = start;
 	r->end = start ? start + size : 0;
 }
@@ -426,7 +446,8 @@ static int ktv_find_regions(struct ktv_result *res)
 	unsigned int i, max = ktv_count_modules() + 8;
 
 	res->mods = kvcalloc(max, sizeof(*res->mods), GFP_KERNEL);
-	res->regions = kvcalloc(2 + 2 * max, sizeof(*res->regions), GFP_KERNEL);
+	res->regions = kvcalloc(2 + 2 * max + KTV_MAX_CODE, sizeof(*res->regions),
+				GFP_KERNEL);
 	if (!res->mods || !res->regions)
 		return -ENOMEM;
 	res->nmods = ktv_get_modules(res->mods, max);
@@ -440,6 +461,17 @@ static int ktv_find_regions(struct ktv_result *res)
 		ktv_module_regions(&res->regions[res->nregions], res->mods[i]);
 		res->nregions += 2;
 	}
+	mutex_lock(&ktv_code_lock);
+	for (i = 0; i < ktv_ncode; i++) {
+		struct ktv_region *r = &res->regions[res->nregions++];
+
+		snprintf(r->name, sizeof(r->name), "code:%.23s", ktv_code[i].name);
+		r->mod = NULL;
+		r->vm = true;
+		r->start = ktv_code[i].start;
+		r->end = r->start + ktv_code[i].size;
+	}
+	mutex_unlock(&ktv_code_lock);
 	return 0;
 }
 
@@ -702,10 +734,25 @@ static const struct file_operations ktv_copies_fops = {
 	.release	= ktv_release,
 };
 
+/* Is @addr in a registered code region? */
+static bool ktv_is_code(unsigned long addr)
+{
+	bool found = false;
+	unsigned int i;
+
+	mutex_lock(&ktv_code_lock);
+	for (i = 0; i < ktv_ncode; i++)
+		found |= addr >= ktv_code[i].start &&
+			 addr - ktv_code[i].start < ktv_code[i].size;
+	mutex_unlock(&ktv_code_lock);
+	return found;
+}
+
 /*
- * Writing "text" or "rodata" to alias_write stores one byte, unchanged,
+ * Writing "text" or "rodata" (or the hex address of a registered code
+ * region, "code") to alias_write stores one byte, unchanged,
  * through the direct-map alias of the page that this CPU's own tables map
- * at schedule() (text) or at hex_asc (rodata): the alias of this CPU's
+ * at schedule() (text), at hex_asc (rodata) or there: the alias of this CPU's
  * copy. The alias is read-only, so the store must fault, and the writing
  * task dies in the oops. If the store does not fault, the write fails with
  * EPERM. Pin the writer to the CPU to test.
@@ -716,7 +763,8 @@ static ssize_t ktv_alias_write(struct file *file, const char __user *ubuf,
 	struct ktv_grab g = { };
 	unsigned long addr;
 	phys_addr_t phys;
-	char buf[16];
+	const char *what;
+	char buf[24];
 	bool mapped;
 	u8 *alias;
 	int cpu;
@@ -726,12 +774,17 @@ static ssize_t ktv_alias_write(struct file *file, const char __user *ubuf,
 	if (copy_from_user(buf, ubuf, count))
 		return -EFAULT;
 	buf[count] = '\0';
-	if (sysfs_streq(buf, "text"))
+	if (sysfs_streq(buf, "text")) {
 		addr = (unsigned long)schedule;
-	else if (sysfs_streq(buf, "rodata"))
+		what = "text";
+	} else if (sysfs_streq(buf, "rodata")) {
 		addr = (unsigned long)hex_asc;
-	else
+		what = "rodata";
+	} else if (!kstrtoul(strim(buf), 16, &addr) && ktv_is_code(addr)) {
+		what = "code";
+	} else {
 		return -EINVAL;
+	}
 
 	g.dst = kmalloc(PAGE_SIZE, GFP_KERNEL);
 	if (!g.dst)
@@ -746,7 +799,7 @@ static ssize_t ktv_alias_write(struct file *file, const char __user *ubuf,
 
 	alias = __va(phys);
 	pr_info("alias write: cpu %d (node %d): %s at %px is phys %pa (node %d), direct map %px\n",
-		cpu, cpu_to_node(cpu), buf[0] == 't' ? "text" : "rodata", (void *)addr,
+		cpu, cpu_to_node(cpu), what, (void *)addr,
 		&phys, ktv_pfn_node(PHYS_PFN(phys)), alias);
 	WRITE_ONCE(*alias, READ_ONCE(*alias));
 	pr_err("alias write: the store through %px did not fault\n", alias);
@@ -757,6 +810,64 @@ static const struct file_operations ktv_alias_fops = {
 	.owner		= THIS_MODULE,
 	.write		= ktv_alias_write,
 	.llseek		= noop_llseek,
+};
+
+static ssize_t ktv_code_write(struct file *file, const char __user *ubuf,
+			      size_t count, loff_t *ppos)
+{
+	unsigned long start, size;
+	char buf[80], name[24];
+	int ret = count;
+
+	if (!count || count >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	buf[count] = '\0';
+	mutex_lock(&ktv_code_lock);
+	if (sysfs_streq(buf, "clear")) {
+		ktv_ncode = 0;
+	} else if (sscanf(buf, "%23s %lx %lx", name, &start, &size) != 3 ||
+		   !size || size > SZ_16M || start + size < start ||
+		   start < MODULES_VADDR || start + size > MODULES_END) {
+		ret = -EINVAL;
+	} else if (ktv_ncode >= KTV_MAX_CODE) {
+		ret = -ENOSPC;
+	} else {
+		strscpy(ktv_code[ktv_ncode].name, name,
+			sizeof(ktv_code[ktv_ncode].name));
+		ktv_code[ktv_ncode].start = start;
+		ktv_code[ktv_ncode].size = size;
+		ktv_ncode++;
+	}
+	mutex_unlock(&ktv_code_lock);
+	return ret;
+}
+
+static int ktv_code_show(struct seq_file *m, void *v)
+{
+	unsigned int i;
+
+	mutex_lock(&ktv_code_lock);
+	for (i = 0; i < ktv_ncode; i++)
+		seq_printf(m, "%s 0x%lx 0x%lx\n", ktv_code[i].name,
+			   ktv_code[i].start, ktv_code[i].size);
+	mutex_unlock(&ktv_code_lock);
+	return 0;
+}
+
+static int ktv_code_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, ktv_code_show, NULL);
+}
+
+static const struct file_operations ktv_code_fops = {
+	.owner		= THIS_MODULE,
+	.open		= ktv_code_open,
+	.read		= seq_read,
+	.write		= ktv_code_write,
+	.llseek		= seq_lseek,
+	.release	= single_release,
 };
 
 static bool ktv_in(unsigned long addr, unsigned long start, unsigned long end)
@@ -945,6 +1056,7 @@ static int __init ktv_init(void)
 	debugfs_create_file("copies", 0400, ktv_dir, NULL, &ktv_copies_fops);
 	debugfs_create_file("alias_write", 0200, ktv_dir, NULL, &ktv_alias_fops);
 	debugfs_create_file("peek", 0600, ktv_dir, NULL, &ktv_peek_fops);
+	debugfs_create_file("code", 0600, ktv_dir, NULL, &ktv_code_fops);
 	debugfs_create_file("highmap_alias", 0400, ktv_dir, NULL,
 			    &ktv_highmap_alias_fops);
 	pr_info("text %lu KiB, rodata %lu KiB, %d-level paging, %u nodes\n",

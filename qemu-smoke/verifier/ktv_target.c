@@ -169,10 +169,24 @@ static noinline u32 ktv_mix(u32 x)
 	return x;
 }
 
+/*
+ * A kprobe target: a probe past its ftrace call gets a kprobe instruction
+ * slot (and an optprobe slot once optimized), in the module area. Reading
+ * "check" calls it.
+ */
+static unsigned long ktv_probe_calls;
+
+static noinline __noclone unsigned long ktv_probe_me(unsigned long x)
+{
+	barrier();
+	return x + 1;
+}
+
 static int ktv_check_show(struct seq_file *m, void *v)
 {
 	int key, call;
 
+	WRITE_ONCE(ktv_probe_calls, ktv_probe_me(READ_ONCE(ktv_probe_calls)));
 	mutex_lock(&ktv_lock);
 	key = ktv_key_branch();
 	call = static_call(ktv_call)();

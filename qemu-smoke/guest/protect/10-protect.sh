@@ -3,7 +3,8 @@
 # --expect-faults): pinned to the first CPU of each node, LKDTM's WRITE_RO,
 # WRITE_RO_AFTER_INIT, WRITE_KERN, EXEC_RODATA and EXEC_DATA, and a store
 # through the direct-map alias of the CPU's own copy of text and of rodata
-# (ktext_verify's alias_write), must each oops with the right page fault.
+# (ktext_verify's alias_write), and through that of the CPU's own copy of
+# a JITed BPF program, must each oops with the right page fault.
 # Each provoked fault is bracketed by expect-fault markers in the kernel
 # log; boot.py counts any other splat.
 
@@ -66,6 +67,16 @@ elif ! ktv_read_report; then
 else
 	KTV_SPAN=$(ktv_summary image_span)
 	KTV_IMAGE_NODE=$(ktv_summary image_node)
+	# A BPF program, held loaded: its page is registered as code.
+	bpfload 1 hold >/tmp/bpf.hold 2>&1 &
+	_bpf=$!
+	sleep 1
+	_prog=$(awk '$4 == "[bpf]" { print $1; exit }' /proc/kallsyms)
+	if [ -n "$_prog" ] && echo "bpf 0x$_prog 0x1" >"$KTV_DBG/ktext_verify/code"; then
+		ktap_diag "BPF program at 0x$_prog"
+	else
+		ktap_diag "no BPF program: $(cat /tmp/bpf.hold)"
+	fi
 	for nc in $(ktv_node_cpus | tr ' ' :); do
 		n=${nc%:*} cpu=${nc#*:}
 		w="supervisor write access in kernel mode"
@@ -79,5 +90,11 @@ else
 		ktap_check "node${n}_alias_text_hit_own_copy" alias_node_ok "node${n}_alias_text" "$cpu" "$n"
 		expect_fault "node${n}_alias_rodata" "$w" "$cpu" "echo rodata >$ALIAS"
 		ktap_check "node${n}_alias_rodata_hit_own_copy" alias_node_ok "node${n}_alias_rodata" "$cpu" "$n"
+		expect_fault "node${n}_alias_bpf" "$w" "$cpu" "echo $_prog >$ALIAS"
+		# One copy: the program's page is wherever the allocator put it.
+		if [ "${ktv_expect:-0}" = 1 ]; then
+			ktap_check "node${n}_alias_bpf_hit_own_copy" alias_node_ok "node${n}_alias_bpf" "$cpu" "$n"
+		fi
 	done
+	kill "$_bpf"
 fi

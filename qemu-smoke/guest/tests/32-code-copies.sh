@@ -1,0 +1,138 @@
+# shellcheck shell=sh
+# Code in the module area that only text_poke() writes once it is
+# read-only: BPF programs (held loaded), kprobe instruction slots (a probe
+# on a function ftrace does not trace) and ftrace trampolines (the
+# function tracer on one function). The verifier checks each of their
+# pages, found in /proc/kallsyms, as it checks module text: on a
+# replication kernel every CPU must map a copy on its own node with the
+# original's bytes; on any other kernel, one copy that every CPU shares.
+
+# shellcheck source=../ktv.sh
+. /lib/ktv.sh
+
+KTV_TRACE=/sys/kernel/tracing
+KTV_CODE=$KTV_DBG/ktext_verify/code
+
+# code_register TAG NAME: register the page of every symbol of module
+# [TAG] in /proc/kallsyms with the verifier, as NAME0, NAME1...; prints
+# how many pages.
+code_register() {
+	awk -v m="[$1]" '$4 == m { print substr($1, 1, length($1) - 3) "000" }' /proc/kallsyms |
+		sort -u >"/tmp/code.$2"
+	_i=0
+	while read -r _a; do
+		echo "$2$_i 0x$_a 0x1000" >"$KTV_CODE" || break
+		_i=$((_i + 1))
+	done <"/tmp/code.$2"
+	echo "$_i"
+}
+
+# probe_point MOD:FUNC: FUNC+OFFSET just past the call to __fentry__ (5
+# bytes, at the address ftrace lists): an instruction boundary, where a
+# kprobe is not an ftrace hook but needs an instruction slot. Only the low
+# 32 bits of the addresses are subtracted (sh arithmetic is signed).
+probe_point() {
+	_fn=${1#*:}
+	_f=$(awk -v f="$_fn" '$2 == f { print $1; exit }' "$KTV_TRACE/available_filter_functions_addrs")
+	_a=$(awk -v f="$_fn" '$3 == f { print $1; exit }' /proc/kallsyms)
+	[ -n "$_f" ] && [ -n "$_a" ] || return 1
+	_f=${_f#ffffffff} _a=${_a#ffffffff}
+	echo "$1+$((0x$_f - 0x$_a + 5))"
+}
+
+# wait_for FILE TEXT: up to 5 s for TEXT to appear in FILE.
+wait_for() {
+	_i=0
+	while ! grep -q "$2" "$1" 2>/dev/null; do
+		[ $_i -lt 50 ] || return 1
+		usleep 100000
+		_i=$((_i + 1))
+	done
+}
+
+# code_rows_ok NAME: the rows of code:NAME* pass the local/identical test
+# of a replication kernel, or the shared-copy test of any other.
+code_rows_ok() {
+	grep -E "^cpu=.* region=code:$1[0-9]+ " "$KTV_REPORT" >/tmp/code.rows
+	if [ "${ktv_expect:-0}" = 1 ]; then
+		ktv_rows_ok /tmp/code.rows 'f["mismatch"] == 0 && f["unmapped"] == 0 && f["remote"] == 0'
+	else
+		ktv_rows_ok /tmp/code.rows 'f["mismatch"] == 0 && f["unmapped"] == 0' &&
+			ktv_single_copy "^code:$1"
+	fi
+}
+
+code_main() {
+	if ! ktv_load; then
+		ktap_fail verifier_loaded "insmod failed"
+		ktv_dmesg_tail
+		return
+	fi
+	ktap_ok verifier_loaded
+	_warn0=$(dmesg | grep -cE 'WARNING:|BUG:|Oops')
+	mount -t tracefs tracefs "$KTV_TRACE" 2>/dev/null
+
+	bpfload 8 hold >/tmp/code.bpf 2>&1 &
+	_bpf=$!
+	if wait_for /tmp/code.bpf held; then
+		ktap_ok bpf_programs_held
+	else
+		ktap_fail bpf_programs_held "$(cat /tmp/code.bpf)"
+	fi
+	_pp=$(probe_point ktv_target:ktv_probe_me)
+	ktap_diag "probe point: ${_pp:-none}"
+	if [ -n "$_pp" ] && echo "p:ktvslot $_pp" >>"$KTV_TRACE/kprobe_events" &&
+		echo 1 >"$KTV_TRACE/events/kprobes/ktvslot/enable"; then
+		ktv_wait_optimized ktv_probe_me
+		grep ktv_probe_me "$KTV_DBG/kprobes/list" | while IFS= read -r l; do ktap_diag "kprobes: $l"; done
+		ktap_ok kprobe_armed
+	else
+		ktap_fail kprobe_armed "the kprobe on ktv_probe_me could not be set or enabled"
+		ktap_diag "kallsyms: $(grep -F ktv_probe_me /proc/kallsyms | tr '\n' ' ')"
+		tail -n 3 "$KTV_TRACE/error_log" | while IFS= read -r l; do ktap_diag "error_log: $l"; done
+	fi
+	if echo ktv_call_a >"$KTV_TRACE/set_ftrace_filter" &&
+		echo function >"$KTV_TRACE/current_tracer"; then
+		ktap_ok function_tracer_on
+	else
+		ktap_fail function_tracer_on "the function tracer could not be set on ktv_call_a"
+	fi
+	# Run each: the probe and the traced function from every node.
+	ktv_run_on_every_node cat "$KTV_DBG/ktv_target/check"
+
+	for _k in bpf:bpf __builtin__kprobes:kprobe __builtin__ftrace:ftrace; do
+		ktap_diag "${_k#*:}: $(code_register "${_k%%:*}" "${_k#*:}") pages"
+	done
+	while IFS= read -r l; do ktap_diag "code: $l"; done <"$KTV_CODE"
+	if ! ktv_read_report || ! ktv_read_copies; then
+		ktap_fail report_read "$(cat /tmp/ktv.err)"
+	else
+		grep 'region=code:' "$KTV_REPORT" | sed 's/ region=/ /' |
+			while IFS= read -r l; do ktap_diag "$l"; done
+		grep '^region=code:' "$KTV_COPIES" | while IFS= read -r l; do ktap_diag "$l"; done
+		ktap_check bpf_programs_copied code_rows_ok bpf
+		ktap_check kprobe_slots_copied code_rows_ok kprobe
+		ktap_check ftrace_trampolines_copied code_rows_ok ftrace
+	fi
+	if [ -e /sys/kernel/debug/kernel_replication/status ]; then
+		ktap_diag "copy_failures $(ktv_krepl_stat copy_failures)"
+	fi
+
+	echo nop >"$KTV_TRACE/current_tracer"
+	echo >"$KTV_TRACE/set_ftrace_filter"
+	echo 0 >"$KTV_TRACE/events/kprobes/ktvslot/enable"
+	echo '-:ktvslot' >>"$KTV_TRACE/kprobe_events"
+	kill "$_bpf"
+	wait "$_bpf" 2>/dev/null
+	echo clear >"$KTV_CODE"
+	ktap_check rmmod_clean sh -c 'rmmod ktext_verify && rmmod ktv_target'
+	_warn1=$(dmesg | grep -cE 'WARNING:|BUG:|Oops')
+	if [ "$_warn1" = "$_warn0" ]; then
+		ktap_ok no_kernel_warnings
+	else
+		ktap_fail no_kernel_warnings "$((_warn1 - _warn0)) new WARNING/BUG/Oops lines"
+		dmesg | grep -E 'WARNING:|BUG:|Oops' | tail -n 3 | while IFS= read -r l; do ktap_diag "dmesg: $l"; done
+	fi
+}
+
+code_main
