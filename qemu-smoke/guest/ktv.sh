@@ -268,6 +268,20 @@ ktv_wait_optimized() {
 	ktap_diag "the kprobe on $1 was not optimised within 5 s"
 }
 
+# ktv_probe_point [MOD:]FUNC: [MOD:]FUNC+OFFSET just past FUNC's call to
+# __fentry__ (5 bytes, at the address ftrace lists; tracefs mounted): an
+# instruction boundary, where a kprobe is not an ftrace hook but needs an
+# instruction slot. Only the low 32 bits of the addresses are subtracted
+# (sh arithmetic is signed).
+ktv_probe_point() {
+	_fn=${1#*:}
+	_f=$(awk -v f="$_fn" '$2 == f { print $1; exit }' /sys/kernel/tracing/available_filter_functions_addrs)
+	_a=$(awk -v f="$_fn" '$3 == f { print $1; exit }' /proc/kallsyms)
+	[ -n "$_f" ] && [ -n "$_a" ] || return 1
+	_f=${_f#ffffffff} _a=${_a#ffffffff}
+	echo "$1+$((0x$_f - 0x$_a + 5))"
+}
+
 # ktv_load: insmod the target module and the verifier; false if either fails.
 # always_copy: compare the bytes even of pages mapped to the original, so
 # that the read path is tested on the base kernel too.

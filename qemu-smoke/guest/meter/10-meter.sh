@@ -4,7 +4,8 @@
 # booted (the steady state); kbench -m 2 then gives each (node, case) a
 # phase of its own, the cases of ktv_cases (default openclose), and prints
 # which phase is which ("meter-phase P CASE ops=N node=N cpu=N"), which go
-# out as KTAP diagnostics. With ktv_cold=1 the cases (or those of
+# out as KTAP diagnostics (with ktv_probes=1, probes and a BPF program
+# first, see below). With ktv_cold=1 the cases (or those of
 # ktv_cold_cases) run again in phases of their own with the meter's
 # caches emptied before each operation (kbench -C; lines ending in
 # " cache=cold"). Then, for bench.py's memory
@@ -13,6 +14,35 @@
 # counts; this only marks.
 
 STATUS=/sys/kernel/debug/kernel_replication/status
+TRACE=/sys/kernel/tracing
+
+# shellcheck source=../ktv.sh
+. /lib/ktv.sh
+
+# ktv_probes=1: code outside the image and the modules runs at every
+# getppid(): a BPF program attached to a kprobe on __x64_sys_getppid (an
+# ftrace-based kprobe: its ftrace trampoline, then the JIT-compiled
+# program) and a kprobe past the ftrace call of __task_pid_nr_ns (its
+# instruction slot, or once optimised its detour buffer).
+if [ "${ktv_probes:-0}" = 1 ]; then
+	mount -t tracefs tracefs "$TRACE" 2>/dev/null
+	bpfload 1 attach __x64_sys_getppid >/tmp/meter.bpf 2>&1 &
+	_i=0
+	while ! grep -q attached /tmp/meter.bpf && [ $_i -lt 50 ]; do
+		usleep 100000
+		_i=$((_i + 1))
+	done
+	_pp=$(ktv_probe_point __task_pid_nr_ns)
+	if grep -q attached /tmp/meter.bpf && [ -n "$_pp" ] &&
+		echo "p:ktvmeter $_pp" >>"$TRACE/kprobe_events" &&
+		echo 1 >"$TRACE/events/kprobes/ktvmeter/enable"; then
+		ktv_wait_optimized __task_pid_nr_ns
+		while IFS= read -r l; do ktap_diag "kprobes: $l"; done <"$KTV_DBG/kprobes/list"
+		ktap_ok probes_armed
+	else
+		ktap_fail probes_armed "$(cat /tmp/meter.bpf) probe point '${_pp:-}'"
+	fi
+fi
 
 # kbench_phases NAME FIRST-PHASE [kbench options]: one kbench run.
 kbench_phases() {

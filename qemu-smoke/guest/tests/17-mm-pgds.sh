@@ -44,6 +44,7 @@ ktv_settle
 ktv_krepl_trim
 b0=$(ktv_krepl_stat mm_pgd_builds) p0=$(ktv_krepl_stat mm_pgd_pages)
 f0=$(ktv_krepl_stat foreign_loads) x0=$(ktv_krepl_stat mm_pgd_failures)
+r0=$(ktv_krepl_stat build_requests)
 if [ "$mode" = one ]; then
 	i=0
 	while [ $i -lt 50 ]; do /bin/true; i=$((i + 1)); done
@@ -72,7 +73,7 @@ rm -f /tmp/mm-pgds.fifo
 ktv_settle
 # Last, for the diagnostics only: foreign loads and failed builds meanwhile.
 echo "$((b1 - b0)) $((p1 - p0)) $((p2 - p0)) $(($(ktv_krepl_stat mm_pgd_pages) - p0))" \
-	"foreign=$(($(ktv_krepl_stat foreign_loads) - f0)) failed=$(($(ktv_krepl_stat mm_pgd_failures) - x0))"
+	"foreign=$(($(ktv_krepl_stat foreign_loads) - f0)) failed=$(($(ktv_krepl_stat mm_pgd_failures) - x0)) requests: $r0 -> $(ktv_krepl_stat build_requests)"
 END
 
 one_node_ok() { # NODE CPU

@@ -27,19 +27,6 @@ code_register() {
 	echo "$_i"
 }
 
-# probe_point MOD:FUNC: FUNC+OFFSET just past the call to __fentry__ (5
-# bytes, at the address ftrace lists): an instruction boundary, where a
-# kprobe is not an ftrace hook but needs an instruction slot. Only the low
-# 32 bits of the addresses are subtracted (sh arithmetic is signed).
-probe_point() {
-	_fn=${1#*:}
-	_f=$(awk -v f="$_fn" '$2 == f { print $1; exit }' "$KTV_TRACE/available_filter_functions_addrs")
-	_a=$(awk -v f="$_fn" '$3 == f { print $1; exit }' /proc/kallsyms)
-	[ -n "$_f" ] && [ -n "$_a" ] || return 1
-	_f=${_f#ffffffff} _a=${_a#ffffffff}
-	echo "$1+$((0x$_f - 0x$_a + 5))"
-}
-
 # wait_for FILE TEXT: up to 5 s for TEXT to appear in FILE.
 wait_for() {
 	_i=0
@@ -79,7 +66,7 @@ code_main() {
 	else
 		ktap_fail bpf_programs_held "$(cat /tmp/code.bpf)"
 	fi
-	_pp=$(probe_point ktv_target:ktv_probe_me)
+	_pp=$(ktv_probe_point ktv_target:ktv_probe_me)
 	ktap_diag "probe point: ${_pp:-none}"
 	if [ -n "$_pp" ] && echo "p:ktvslot $_pp" >>"$KTV_TRACE/kprobe_events" &&
 		echo 1 >"$KTV_TRACE/events/kprobes/ktvslot/enable"; then
