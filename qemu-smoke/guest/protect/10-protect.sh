@@ -91,8 +91,9 @@ else
 		expect_fault "node${n}_alias_rodata" "$w" "$cpu" "echo rodata >$ALIAS"
 		ktap_check "node${n}_alias_rodata_hit_own_copy" alias_node_ok "node${n}_alias_rodata" "$cpu" "$n"
 		expect_fault "node${n}_alias_bpf" "$w" "$cpu" "echo $_prog >$ALIAS"
-		# One copy: the program's page is wherever the allocator put it.
-		if [ "${ktv_expect:-0}" = 1 ]; then
+		# One copy (a kernel that does not copy BPF programs): the
+		# program's page is wherever the allocator put it.
+		if [ "${ktv_expect:-0}" = 1 ] && [ -n "$(ktv_krepl_stat copy_failures)" ]; then
 			ktap_check "node${n}_alias_bpf_hit_own_copy" alias_node_ok "node${n}_alias_bpf" "$cpu" "$n"
 		fi
 	done

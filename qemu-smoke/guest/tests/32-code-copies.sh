@@ -4,8 +4,10 @@
 # on a function ftrace does not trace) and ftrace trampolines (the
 # function tracer on one function). The verifier checks each of their
 # pages, found in /proc/kallsyms, as it checks module text: on a
-# replication kernel every CPU must map a copy on its own node with the
-# original's bytes; on any other kernel, one copy that every CPU shares.
+# replication kernel that copies them (its status file counts
+# copy_failures) every CPU must map a copy on its own node with the
+# original's bytes; on any other kernel (earlier revisions, the 6.1
+# backport, the base kernel), one copy that every CPU shares.
 
 # shellcheck source=../ktv.sh
 . /lib/ktv.sh
@@ -38,10 +40,10 @@ wait_for() {
 }
 
 # code_rows_ok NAME: the rows of code:NAME* pass the local/identical test
-# of a replication kernel, or the shared-copy test of any other.
+# of a kernel that copies them, or the shared-copy test of any other.
 code_rows_ok() {
 	grep -E "^cpu=.* region=code:$1[0-9]+ " "$KTV_REPORT" >/tmp/code.rows
-	if [ "${ktv_expect:-0}" = 1 ]; then
+	if [ "$KTV_CODE_COPIED" = 1 ]; then
 		ktv_rows_ok /tmp/code.rows 'f["mismatch"] == 0 && f["unmapped"] == 0 && f["remote"] == 0'
 	else
 		ktv_rows_ok /tmp/code.rows 'f["mismatch"] == 0 && f["unmapped"] == 0' &&
@@ -49,7 +51,13 @@ code_rows_ok() {
 	fi
 }
 
+KTV_CODE_COPIED=0
+if [ "${ktv_expect:-0}" = 1 ] && [ -n "$(ktv_krepl_stat copy_failures 2>/dev/null)" ]; then
+	KTV_CODE_COPIED=1
+fi
+
 code_main() {
+	ktap_diag "copies expected: $KTV_CODE_COPIED"
 	if ! ktv_load; then
 		ktap_fail verifier_loaded "insmod failed"
 		ktv_dmesg_tail
@@ -68,7 +76,13 @@ code_main() {
 	fi
 	_pp=$(ktv_probe_point ktv_target:ktv_probe_me)
 	ktap_diag "probe point: ${_pp:-none}"
-	if [ -n "$_pp" ] && echo "p:ktvslot $_pp" >>"$KTV_TRACE/kprobe_events" &&
+	_kp=1
+	if [ ! -e "$KTV_TRACE/available_filter_functions_addrs" ]; then
+		# Before 6.5 ftrace lists no addresses: no known instruction
+		# boundary past the ftrace call to probe.
+		_kp=0
+		ktap_skip kprobe_armed "no available_filter_functions_addrs (before 6.5)"
+	elif [ -n "$_pp" ] && echo "p:ktvslot $_pp" >>"$KTV_TRACE/kprobe_events" &&
 		echo 1 >"$KTV_TRACE/events/kprobes/ktvslot/enable"; then
 		ktv_wait_optimized ktv_probe_me
 		grep ktv_probe_me "$KTV_DBG/kprobes/list" | while IFS= read -r l; do ktap_diag "kprobes: $l"; done
@@ -98,7 +112,11 @@ code_main() {
 			while IFS= read -r l; do ktap_diag "$l"; done
 		grep '^region=code:' "$KTV_COPIES" | while IFS= read -r l; do ktap_diag "$l"; done
 		ktap_check bpf_programs_copied code_rows_ok bpf
-		ktap_check kprobe_slots_copied code_rows_ok kprobe
+		if [ "$_kp" = 1 ]; then
+			ktap_check kprobe_slots_copied code_rows_ok kprobe
+		else
+			ktap_skip kprobe_slots_copied "no kprobe armed"
+		fi
 		ktap_check ftrace_trampolines_copied code_rows_ok ftrace
 	fi
 	if [ -e /sys/kernel/debug/kernel_replication/status ]; then
@@ -107,8 +125,10 @@ code_main() {
 
 	echo nop >"$KTV_TRACE/current_tracer"
 	echo >"$KTV_TRACE/set_ftrace_filter"
-	echo 0 >"$KTV_TRACE/events/kprobes/ktvslot/enable"
-	echo '-:ktvslot' >>"$KTV_TRACE/kprobe_events"
+	if [ -e "$KTV_TRACE/events/kprobes/ktvslot/enable" ]; then
+		echo 0 >"$KTV_TRACE/events/kprobes/ktvslot/enable"
+		echo '-:ktvslot' >>"$KTV_TRACE/kprobe_events"
+	fi
 	kill "$_bpf"
 	wait "$_bpf" 2>/dev/null
 	echo clear >"$KTV_CODE"
