@@ -24,6 +24,9 @@
 #   BENCH_METER_CASES  kbench cases under the meter [the RFC's seven,
 #                      getppid, stat, pipe, forkexec]
 #   BENCH_METER_REPS, BENCH_METER_LOOP  kbench -r and -n under the meter [10, 32]
+#   BENCH_METER_PROBES=1  under the meter, every getppid() also runs a BPF
+#                 program on an ftrace-based kprobe and an optimised kprobe
+#                 (guest ktv_probes=1) [0]
 #   APPEND        kernel parameters for every boot of every kernel, e.g.
 #                 pti=off (recorded in meta.txt)
 #   BENCH_CACHE   cache model shapes for the meter, e.g. l2=1024:16,llc=4096:16
@@ -139,7 +142,7 @@ for m in $(seq 1 "$meter_runs"); do
 			range=$(rodata_range "$build")
 			[ -n "$range" ] || die "no __start_rodata/__end_rodata in $build/System.map"
 			boot "$k" "$t" "$out/$t/$k/meter$m" \
-				"nokaslr norandmaps ktv_suite=meter ktv_cases=$meter_cases ktv_reps=${BENCH_METER_REPS:-10} ktv_loop=${BENCH_METER_LOOP:-32} ktv_cold=1 ktv_cold_cases=${meter_cases/fork1024,/} ktv_ptbytes=1 ktv_ptprocs=1024" \
+				"nokaslr norandmaps ktv_suite=meter ktv_cases=$meter_cases ktv_reps=${BENCH_METER_REPS:-10} ktv_loop=${BENCH_METER_LOOP:-32} ktv_cold=1 ktv_cold_cases=${meter_cases/fork1024,/} ktv_ptbytes=1 ktv_ptprocs=1024 ktv_probes=${BENCH_METER_PROBES:-0}" \
 				--meter "$plugin_dir/locality.so" --meter-args "$meter_args,rodata=$range" --icount ||
 				failed=$((failed + 1))
 		done
