@@ -68,6 +68,35 @@ elif [ "${ktv_cold:-0}" = 1 ]; then
 	ktap_skip kbench_phases_cold "the hot runs failed: their phases are unknown"
 fi
 
+# ktv_ftrace=1: the function tracer switched on and off for every
+# function, three times, each switch a phase of its own (the kernel
+# instructions it costs, all vCPUs together: with replication, the cost
+# of writing every copy), after one warm-up cycle (the first switch
+# allocates the ring buffer). Run from CPU 0, in phases after the last one
+# kbench used; a marker after "echo nop" ends the off phase.
+if [ "${ktv_ftrace:-0}" = 1 ]; then
+	mount -t tracefs tracefs "$TRACE" 2>/dev/null
+	p=$(sed -n 's/^meter-phase \([0-9]*\) .*/\1/p' /tmp/kbench.out | tail -n 1)
+	p=$((${p:-1} + 1))
+	n=$(wc -l <"$TRACE/available_filter_functions")
+	ok=0
+	if taskset -c 0 sh -c "echo function >$TRACE/current_tracer && echo nop >$TRACE/current_tracer"; then
+		ok=1
+		for _ in 1 2 3; do
+			taskset -c 0 sh -c "meterphase $p && echo function >$TRACE/current_tracer &&
+				meterphase $((p + 1)) && echo nop >$TRACE/current_tracer && meterphase $((p + 2))" || ok=0
+			ktap_diag "meter-phase $p ftrace_on ops=$n node=0 cpu=0 reps=1"
+			ktap_diag "meter-phase $((p + 1)) ftrace_off ops=$n node=0 cpu=0 reps=1"
+			p=$((p + 2))
+		done
+	fi
+	if [ "$ok" = 1 ]; then
+		ktap_ok ftrace_phases
+	else
+		ktap_fail ftrace_phases "the function tracer could not be switched"
+	fi
+fi
+
 # Memory per process: ktv_ptprocs (128) sleeping children. PageTables counts the tables
 # below the PGD only (x86 allocates PGDs, the per-node ones too, outside
 # the page table accounting); MemFree counts everything, PGDs included,
