@@ -68,13 +68,13 @@ elif [ "${ktv_cold:-0}" = 1 ]; then
 	ktap_skip kbench_phases_cold "the hot runs failed: their phases are unknown"
 fi
 
-# ktv_ftrace=1: the function tracer switched on and off for every
+# ktv_ftrace_phases=1: the function tracer switched on and off for every
 # function, three times, each switch a phase of its own (the kernel
 # instructions it costs, all vCPUs together: with replication, the cost
 # of writing every copy), after one warm-up cycle (the first switch
 # allocates the ring buffer). Run from CPU 0, in phases after the last one
 # kbench used; a marker after "echo nop" ends the off phase.
-if [ "${ktv_ftrace:-0}" = 1 ]; then
+if [ "${ktv_ftrace_phases:-0}" = 1 ]; then
 	mount -t tracefs tracefs "$TRACE" 2>/dev/null
 	p=$(sed -n 's/^meter-phase \([0-9]*\) .*/\1/p' /tmp/kbench.out | tail -n 1)
 	p=$((${p:-1} + 1))
