@@ -282,6 +282,22 @@ ktv_probe_point() {
 	echo "$1+$((0x$_f - 0x$_a + 5))"
 }
 
+# ktv_warnings: how many WARNING/BUG/Oops lines the kernel log holds.
+ktv_warnings() { dmesg | grep -cE 'WARNING:|BUG:|Oops'; }
+
+# ktv_no_new_warnings COUNT: test no_kernel_warnings, ok when the kernel
+# log still holds COUNT such lines (ktv_warnings before the suite ran);
+# else fail and show the last three.
+ktv_no_new_warnings() {
+	_w=$(ktv_warnings)
+	if [ "$_w" = "$1" ]; then
+		ktap_ok no_kernel_warnings
+	else
+		ktap_fail no_kernel_warnings "$((_w - $1)) new WARNING/BUG/Oops lines"
+		dmesg | grep -E 'WARNING:|BUG:|Oops' | tail -n 3 | while IFS= read -r l; do ktap_diag "dmesg: $l"; done
+	fi
+}
+
 # ktv_load: insmod the target module and the verifier; false if either fails.
 # always_copy: compare the bytes even of pages mapped to the original, so
 # that the read path is tested on the base kernel too.

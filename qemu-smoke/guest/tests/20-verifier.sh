@@ -26,7 +26,7 @@ highmap_alias_ok() {
 }
 
 ktv_main() {
-	_warn0=$(dmesg | grep -cE 'WARNING:|BUG:|Oops')
+	_warn0=$(ktv_warnings)
 	if ! insmod "$KTV_MODS/ktv_target.ko"; then
 		ktap_fail ktv_target_loaded "insmod ktv_target.ko failed"
 		ktv_dmesg_tail
@@ -122,13 +122,7 @@ ktv_main() {
 	ktap_check highmap_alias_follows_cpa highmap_alias_ok
 
 	ktap_check rmmod_clean sh -c 'rmmod ktext_verify && rmmod ktv_target'
-	_warn1=$(dmesg | grep -cE 'WARNING:|BUG:|Oops')
-	if [ "$_warn1" = "$_warn0" ]; then
-		ktap_ok no_kernel_warnings
-	else
-		ktap_fail no_kernel_warnings "$((_warn1 - _warn0)) new WARNING/BUG/Oops lines"
-		dmesg | grep -E 'WARNING:|BUG:|Oops' | tail -n 3 | while IFS= read -r l; do ktap_diag "dmesg: $l"; done
-	fi
+	ktv_no_new_warnings "$_warn0"
 }
 
 ktv_main

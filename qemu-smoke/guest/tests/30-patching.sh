@@ -22,7 +22,7 @@ ktv_patching() {
 		return
 	fi
 	ktap_ok verifier_loaded
-	_warn0=$(dmesg | grep -cE 'WARNING:|BUG:|Oops')
+	_warn0=$(ktv_warnings)
 	mount -t tracefs tracefs "$KTV_TRACE" 2>/dev/null
 
 	# Every configuration has the function tracer and kprobe events: a
@@ -104,8 +104,7 @@ ktv_patching() {
 	fi
 
 	ktap_check rmmod_clean sh -c 'rmmod ktext_verify && rmmod ktv_target'
-	_warn1=$(dmesg | grep -cE 'WARNING:|BUG:|Oops')
-	ktap_check no_kernel_warnings [ "$_warn1" = "$_warn0" ]
+	ktv_no_new_warnings "$_warn0"
 }
 
 ktv_patching

@@ -66,7 +66,7 @@ code_main() {
 		return
 	fi
 	ktap_ok verifier_loaded
-	_warn0=$(dmesg | grep -cE 'WARNING:|BUG:|Oops')
+	_warn0=$(ktv_warnings)
 	mount -t tracefs tracefs "$KTV_TRACE" 2>/dev/null
 
 	bpfload 8 hold >/tmp/code.bpf 2>&1 &
@@ -135,13 +135,7 @@ code_main() {
 	wait "$_bpf" 2>/dev/null
 	echo clear >"$KTV_CODE"
 	ktap_check rmmod_clean sh -c 'rmmod ktext_verify && rmmod ktv_target'
-	_warn1=$(dmesg | grep -cE 'WARNING:|BUG:|Oops')
-	if [ "$_warn1" = "$_warn0" ]; then
-		ktap_ok no_kernel_warnings
-	else
-		ktap_fail no_kernel_warnings "$((_warn1 - _warn0)) new WARNING/BUG/Oops lines"
-		dmesg | grep -E 'WARNING:|BUG:|Oops' | tail -n 3 | while IFS= read -r l; do ktap_diag "dmesg: $l"; done
-	fi
+	ktv_no_new_warnings "$_warn0"
 }
 
 code_main
