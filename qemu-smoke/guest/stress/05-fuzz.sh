@@ -48,8 +48,11 @@ else
 	done >/tmp/fuzz.nodecpus
 	# This shell runs the migrator: unpinned, the scheduler moves it
 	# between nodes under the load, and it gets node PGDs of its own
-	# during the run, which the count below would take for a leak.
-	taskset -pc "$(head -n 1 /tmp/fuzz.nodecpus)" $$ >/dev/null
+	# during the run, which the count below would take for a leak. Not
+	# $$: the suite runs in a subshell of /init, and $$ is /init's pid;
+	# /proc/self read by the shell itself (a builtin) is this process.
+	read -r _self _ </proc/self/stat
+	taskset -pc "$(head -n 1 /tmp/fuzz.nodecpus)" "$_self" >/dev/null
 	# Count from what no living process holds: every node PGD that no
 	# CPU runs is freed by the trim (where the kernel has it), before and
 	# after, so that what a long-lived process (pid 1, this shell) built
