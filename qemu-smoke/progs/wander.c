@@ -52,11 +52,13 @@ int main(int argc, char **argv)
 			fprintf(stderr, "wander: not on cpu %d\n", cpu);
 			return 1;
 		}
+		/* For the caller's diagnostics: where, and for how long. */
+		printf("cpu%d:%.0fms ", cpu, cpu_ms());
 	}
 	if (hold) {
 		char buf[64];
 
-		printf("ready\n");
+		printf("\nready\n");
 		fflush(stdout);
 		while (fread(buf, 1, sizeof(buf), stdin) > 0)
 			;

@@ -56,6 +56,7 @@ wander -w 20 "$@" </tmp/mm-pgds.fifo >/tmp/mm-pgds.out &
 exec 3>/tmp/mm-pgds.fifo
 until grep -q ready /tmp/mm-pgds.out; do sleep 0.1; done
 b1=$(ktv_krepl_stat mm_pgd_builds) p1=$(ktv_krepl_stat mm_pgd_pages)
+f1=$(ktv_krepl_stat foreign_loads) r1=$(ktv_krepl_stat build_requests)
 case $mode in
 trim) ktv_krepl_trim ;;
 age)
@@ -73,7 +74,8 @@ rm -f /tmp/mm-pgds.fifo
 ktv_settle
 # Last, for the diagnostics only: foreign loads and failed builds meanwhile.
 echo "$((b1 - b0)) $((p1 - p0)) $((p2 - p0)) $(($(ktv_krepl_stat mm_pgd_pages) - p0))" \
-	"foreign=$(($(ktv_krepl_stat foreign_loads) - f0)) failed=$(($(ktv_krepl_stat mm_pgd_failures) - x0)) requests: $r0 -> $(ktv_krepl_stat build_requests)"
+	"foreign=$(($(ktv_krepl_stat foreign_loads) - f0)) failed=$(($(ktv_krepl_stat mm_pgd_failures) - x0))" \
+	"(by ready: foreign=$((f1 - f0)) requests: $r0 -> $r1; wander: $(tr '\n' ' ' </tmp/mm-pgds.out))"
 END
 
 one_node_ok() { # NODE CPU
