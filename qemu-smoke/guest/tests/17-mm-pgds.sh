@@ -110,6 +110,11 @@ else
 		$_got
 	END
 	ktap_check wandering_process_builds_one_pgd_per_further_replica [ "${_builds:-x}" = "$_want" ]
+	# A wanderer that built nothing (a rare failure): which replica each
+	# node uses, as the status file says, for the report.
+	if [ "${_builds:-x}" != "$_want" ]; then
+		grep -E '^(master|node=)' "$KREPL_STATUS" | while IFS= read -r l; do ktap_diag "status: $l"; done
+	fi
 	ktap_check wandering_process_holds_them pgds_held_ok "$_builds" "$_held"
 	if [ -e /sys/kernel/debug/kernel_replication/trim ]; then
 		ktap_check idle_process_loses_them_to_trim [ "${_trimmed:-x}" = 0 ]
