@@ -111,9 +111,9 @@ else
 	END
 	ktap_check wandering_process_builds_one_pgd_per_further_replica [ "${_builds:-x}" = "$_want" ]
 	# A wanderer that built nothing (a rare failure): which replica each
-	# node uses, as the status file says, for the report.
+	# node and each CPU uses, as the status file says, for the report.
 	if [ "${_builds:-x}" != "$_want" ]; then
-		grep -E '^(master|node=)' "$KREPL_STATUS" | while IFS= read -r l; do ktap_diag "status: $l"; done
+		grep -E '^(master|node=|cpu_replicas)' "$KREPL_STATUS" | while IFS= read -r l; do ktap_diag "status: $l"; done
 	fi
 	ktap_check wandering_process_holds_them pgds_held_ok "$_builds" "$_held"
 	if [ -e /sys/kernel/debug/kernel_replication/trim ]; then
