@@ -304,6 +304,17 @@ ktv_no_new_warnings() {
 ktv_load() {
 	insmod "$KTV_MODS/ktv_target.ko" && ktv_load_verifier
 }
+# ktv_load_tested: ktv_load as the suite's test verifier_loaded (on
+# failure with the kernel log's tail); false if it failed.
+ktv_load_tested() {
+	if ! ktv_load; then
+		ktap_fail verifier_loaded "insmod failed"
+		ktv_dmesg_tail
+		return 1
+	fi
+	ktap_ok verifier_loaded
+}
+
 # always_copy: compare the bytes even of pages mapped to the original, so
 # that the read path is tested on the base kernel too. ktv_nocopy=N[,N]
 # (command line): nodes booted without a copy (fault injection), whose

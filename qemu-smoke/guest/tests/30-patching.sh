@@ -16,12 +16,7 @@ ktv_changed() { [ "$1" -gt 0 ] && [ "$2" != "?" ] && [ "$3" != "?" ] && [ "$2" !
 ktv_restored() { [ "$1" = 0 ] && [ "$2" != "?" ] && [ "$2" = "$3" ]; }
 
 ktv_patching() {
-	if ! ktv_load; then
-		ktap_fail verifier_loaded "insmod failed"
-		ktv_dmesg_tail
-		return
-	fi
-	ktap_ok verifier_loaded
+	ktv_load_tested || return
 	_warn0=$(ktv_warnings)
 	mount -t tracefs tracefs "$KTV_TRACE" 2>/dev/null
 

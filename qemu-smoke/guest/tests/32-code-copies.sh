@@ -60,12 +60,7 @@ fi
 
 code_main() {
 	ktap_diag "copies expected: $KTV_CODE_COPIED"
-	if ! ktv_load; then
-		ktap_fail verifier_loaded "insmod failed"
-		ktv_dmesg_tail
-		return
-	fi
-	ktap_ok verifier_loaded
+	ktv_load_tested || return
 	_warn0=$(ktv_warnings)
 	mount -t tracefs tracefs "$KTV_TRACE" 2>/dev/null
 
