@@ -136,6 +136,10 @@ else
 			$_got
 		END
 		ktap_check idle_process_loses_them_in_time [ "${_builds:-x}/${_aged:-x}" = "$_want/0" ]
+		if [ "${_builds:-x}" != "$_want" ]; then
+			grep -E '^(master|node=|cpu_replicas|mm_binds|foreign_loads)' "$KREPL_STATUS" |
+				while IFS= read -r l; do ktap_diag "status: $l"; done
+		fi
 	else
 		ktap_skip idle_process_loses_them_in_time "no debugfs trim_ms: the revision keeps node PGDs for the life of the mm"
 	fi
