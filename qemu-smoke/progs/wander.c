@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * wander [-w] MS CPU...: run on each CPU in turn, spinning MS milliseconds
- * of its own CPU time on each, so that the process counts as having run
- * there (a kernel with per-node PGDs builds one for a node only for a
- * task that has run for a while). With -w, then print "ready" and wait
- * for the end of standard input, still alive: the caller can count what
- * the process holds. Exits 0, or 1 with a message when a CPU cannot be
- * reached. Static, for the guest.
+ * wander [-w] [-v] MS CPU...: run on each CPU in turn, spinning MS
+ * milliseconds of its own CPU time on each, so that the process counts as
+ * having run there (a kernel with per-node PGDs builds one for a node only
+ * for a task that has run for a while). With -w, then print "ready" and
+ * wait for the end of standard input, still alive: the caller can count
+ * what the process holds. With -v, after each CPU also print what the
+ * series' debugfs says of this process's mm (verify_mm's window line) and
+ * the foreign_loads counter of its status file. Exits 0, or 1 with a
+ * message when a CPU cannot be reached. Static, for the guest.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,6 +17,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#define KREPL "/sys/kernel/debug/kernel_replication/"
+
+/* Print the first line of FILE that starts with PREFIX, without its newline. */
+static void show(const char *file, const char *prefix)
+{
+	char line[256];
+	FILE *f = fopen(file, "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, prefix, strlen(prefix))) {
+			line[strcspn(line, "\n")] = 0;
+			printf("[%s] ", line);
+			break;
+		}
+	}
+	fclose(f);
+}
 
 static double cpu_ms(void)
 {
@@ -26,16 +48,20 @@ static double cpu_ms(void)
 
 int main(int argc, char **argv)
 {
-	int hold = argc > 1 && !strcmp(argv[1], "-w");
+	int hold = 0, verbose = 0, a = 1;
 	cpu_set_t set;
 	double ms;
 
-	if (argc < 3 + hold) {
-		fprintf(stderr, "usage: wander [-w] MS CPU...\n");
+	for (; a < argc && argv[a][0] == '-'; a++) {
+		hold |= !strcmp(argv[a], "-w");
+		verbose |= !strcmp(argv[a], "-v");
+	}
+	if (argc < a + 2) {
+		fprintf(stderr, "usage: wander [-w] [-v] MS CPU...\n");
 		return 1;
 	}
-	ms = atof(argv[1 + hold]);
-	for (int i = 2 + hold; i < argc; i++) {
+	ms = atof(argv[a]);
+	for (int i = a + 1; i < argc; i++) {
 		int cpu = atoi(argv[i]);
 		double until;
 
@@ -54,6 +80,10 @@ int main(int argc, char **argv)
 		}
 		/* For the caller's diagnostics: where, and for how long. */
 		printf("cpu%d:%.0fms ", cpu, cpu_ms());
+		if (verbose) {
+			show(KREPL "verify_mm", "window");
+			show(KREPL "status", "foreign_loads");
+		}
 	}
 	if (hold) {
 		char buf[64];

@@ -52,7 +52,7 @@ if [ "$mode" = one ]; then
 	while [ $i -lt 20 ]; do sleep 2 & i=$((i + 1)); done
 fi
 mkfifo /tmp/mm-pgds.fifo
-wander -w 20 "$@" </tmp/mm-pgds.fifo >/tmp/mm-pgds.out &
+wander -w -v 20 "$@" </tmp/mm-pgds.fifo >/tmp/mm-pgds.out &
 exec 3>/tmp/mm-pgds.fifo
 until grep -q ready /tmp/mm-pgds.out; do sleep 0.1; done
 b1=$(ktv_krepl_stat mm_pgd_builds) p1=$(ktv_krepl_stat mm_pgd_pages)

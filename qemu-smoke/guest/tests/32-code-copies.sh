@@ -133,4 +133,26 @@ code_main() {
 	ktv_no_new_warnings "$_warn0"
 }
 
+# What users without CAP_BPF may hold in JIT code (classic BPF: socket
+# filters, seccomp), bpf_jit_limit, times the copies every page of it gets,
+# must fit in half of the replicated part of the module area, where JIT
+# code goes first: unprivileged programs must neither fill the part that
+# module text needs nor pin more memory than without replication.
+# bpf_jit_limit is rounded up to a page.
+jit_limit_ok() {
+	_lim=$(cat /proc/sys/net/core/bpf_jit_limit) || return 1
+	_area=$(ktv_krepl_stat module_area_replicated)
+	_copies=$(grep -c -E '^node=[0-9]+ replica=[0-9]+ (copy=|original)' "$KREPL_STATUS")
+	_size=$((${_area#*-} - ${_area%-*}))
+	ktap_diag "bpf_jit_limit $_lim, $_copies copies, replicated part $_area ($((_size >> 20)) MiB)"
+	[ "$_size" -gt 0 ] && [ "$_copies" -gt 1 ] &&
+		[ $((_lim * _copies)) -le $((_size / 2 + _copies * 4096)) ]
+}
+
 code_main
+KREPL_STATUS=/sys/kernel/debug/kernel_replication/status
+if [ "$KTV_CODE_COPIED" = 1 ]; then
+	ktap_check jit_limit_bounds_copies jit_limit_ok
+else
+	ktap_skip jit_limit_bounds_copies "JIT code is not copied per node on this kernel"
+fi
