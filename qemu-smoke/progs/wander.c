@@ -6,8 +6,9 @@
  * for a task that has run for a while). With -w, then print "ready" and
  * wait for the end of standard input, still alive: the caller can count
  * what the process holds. With -v, after each CPU also print what the
- * series' debugfs says of this process's mm (verify_mm's window line) and
- * the foreign_loads counter of its status file. Exits 0, or 1 with a
+ * series' debugfs says of this process's mm (verify_mm's window and node
+ * PGD lines) and the foreign_loads and mm_pgd_builds counters of its status
+ * file. Exits 0, or 1 with a
  * message when a CPU cannot be reached. Static, for the guest.
  */
 #define _GNU_SOURCE
@@ -20,7 +21,7 @@
 
 #define KREPL "/sys/kernel/debug/kernel_replication/"
 
-/* Print the first line of FILE that starts with PREFIX, without its newline. */
+/* Print the lines of FILE that start with PREFIX, without their newlines. */
 static void show(const char *file, const char *prefix)
 {
 	char line[256];
@@ -32,7 +33,6 @@ static void show(const char *file, const char *prefix)
 		if (!strncmp(line, prefix, strlen(prefix))) {
 			line[strcspn(line, "\n")] = 0;
 			printf("[%s] ", line);
-			break;
 		}
 	}
 	fclose(f);
@@ -82,7 +82,9 @@ int main(int argc, char **argv)
 		printf("cpu%d:%.0fms ", cpu, cpu_ms());
 		if (verbose) {
 			show(KREPL "verify_mm", "window");
+			show(KREPL "verify_mm", "node=");
 			show(KREPL "status", "foreign_loads");
+			show(KREPL "status", "mm_pgd_builds");
 		}
 	}
 	if (hold) {

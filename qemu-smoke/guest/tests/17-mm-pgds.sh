@@ -75,6 +75,7 @@ ktv_settle
 # Last, for the diagnostics only: foreign loads and failed builds meanwhile.
 echo "$((b1 - b0)) $((p1 - p0)) $((p2 - p0)) $(($(ktv_krepl_stat mm_pgd_pages) - p0))" \
 	"foreign=$(($(ktv_krepl_stat foreign_loads) - f0)) failed=$(($(ktv_krepl_stat mm_pgd_failures) - x0))" \
+	"builds=$(($(ktv_krepl_stat mm_pgd_builds) - b0))" \
 	"(by ready: foreign=$((f1 - f0)) requests: $r0 -> $r1; wander: $(tr '\n' ' ' </tmp/mm-pgds.out))"
 END
 
