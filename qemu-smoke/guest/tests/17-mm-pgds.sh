@@ -52,7 +52,11 @@ if [ "$mode" = one ]; then
 	while [ $i -lt 20 ]; do sleep 2 & i=$((i + 1)); done
 fi
 mkfifo /tmp/mm-pgds.fifo
-wander -w -v 20 "$@" </tmp/mm-pgds.fifo >/tmp/mm-pgds.out &
+# The last run's "ready" must not count: the child truncates the output
+# only after the FIFO's open, which returns when this shell opens it too,
+# so this shell could find the old "ready" before wander has even started.
+: >/tmp/mm-pgds.out
+wander -w -v 20 "$@" </tmp/mm-pgds.fifo >>/tmp/mm-pgds.out &
 exec 3>/tmp/mm-pgds.fifo
 until grep -q ready /tmp/mm-pgds.out; do sleep 0.1; done
 b1=$(ktv_krepl_stat mm_pgd_builds) p1=$(ktv_krepl_stat mm_pgd_pages)

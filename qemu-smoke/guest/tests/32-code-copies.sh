@@ -64,7 +64,10 @@ code_main() {
 	_warn0=$(ktv_warnings)
 	mount -t tracefs tracefs "$KTV_TRACE" 2>/dev/null
 
-	bpfload 8 hold >/tmp/code.bpf 2>&1 &
+	# Emptied here, not by the child's redirection: a "held" of an
+	# earlier run (ktv_repeat) must not count.
+	: >/tmp/code.bpf
+	bpfload 8 hold >>/tmp/code.bpf 2>&1 &
 	_bpf=$!
 	if wait_for /tmp/code.bpf held; then
 		ktap_ok bpf_programs_held
