@@ -3,8 +3,12 @@
 #   REV=v1|v2|...|base  revision (default: the newest series-vN)
 #   BASE=6.12|6.1       kernel base (default 6.12; 6.1 is the backport)
 #   WORK=DIR            work area outside the repo (default ~/.cache/ktext-repl)
-#   CONFIG=smoke|smoke-off|debug   kernel configuration for build
-#   TOPO=NAME           one topology from qemu-smoke/topologies/ (default: all)
+#   CONFIG=NAME...      configuration(s) of qemu-smoke/configs/: the one to
+#                       build (default smoke); for smoke, debug, distro and
+#                       check, a filter over the rows of their matrix
+#   TOPO=NAME...        topology (topologies) of qemu-smoke/topologies/: a
+#                       filter over the rows of the matrix (default: all)
+#   DRY_RUN=1           smoke, debug, distro, check: print the boots only
 #   APPEND="..."        extra kernel parameters for the guests
 #   TIMEOUT=S           hard limit per guest boot (default 150)
 #   JOBS=N              make -j for kernel builds (default: nproc)
@@ -26,7 +30,8 @@ help:
 	@echo "  bisect     build every patch of REV on its own (CONFIG, default smoke)"
 	@echo "  initramfs  guest initramfs (usr/gen_init_cpio, busybox, tests, modules)"
 	@echo "  smoke      the main job: deps, tree, build, boot REV on the topology matrix"
-	@echo "  debug      the debug configuration (KASAN, lockdep, kmemleak...) on DEBUG_TOPOS,"
+	@echo "             (the boots of smoke, debug, distro, check: qemu-smoke/matrix/)"
+	@echo "  debug      the debug configuration (KASAN, lockdep, kmemleak...) on its matrix,"
 	@echo "             then boots with replication allocations failing (fault-boots.sh)"
 	@echo "  stress     text writers in loops under load on every node, then verify and kmemleak;"
 	@echo "             then the fault-injection boots"
@@ -37,7 +42,7 @@ help:
 	@echo "  check      the tests: static checks, the smoke matrix with guest tests, meter"
 	@echo "  prep       b4 prep of REV in its work tree with cover-letters/REV"
 	@echo "  send       b4 send -o: write REV's messages for lore (offline)"
-	@echo "Variables: REV BASE WORK CONFIG TOPO APPEND TIMEOUT PATCH_AUTHOR (see Makefile)"
+	@echo "Variables: REV BASE WORK CONFIG TOPO APPEND TIMEOUT DRY_RUN PATCH_AUTHOR (see Makefile)"
 
 deps:
 	@$(S)/deps.sh
@@ -61,21 +66,18 @@ initramfs: build
 	@$(S)/initramfs.sh
 
 smoke: tree
-	@$(S)/matrix.sh
+	@$(S)/run-matrix.sh smoke
 
 debug: tree
-	@$(S)/debug-matrix.sh
-	@$(S)/fault-boots.sh
+	@$(S)/run-matrix.sh debug
+	@[ "$${DRY_RUN:-0}" = 1 ] || $(S)/fault-boots.sh
 
 # Debian's own configuration (linux-config-BASE) with the option on: build,
 # then the verifier and protection suites on 2node and cpuless. Not in CI
 # (a MAXSMP kernel costs about 45 minutes on two cores).
 distro: tree
 	@DEPS_DISTRO=1 $(S)/deps.sh
-	@CONFIG=distro $(S)/build.sh
-	@CONFIG=distro $(S)/initramfs.sh
-	@CONFIG=distro TOPOS="$${TOPO:-2node cpuless}" PROTECT_TOPOS="$${PROTECT_TOPOS-2node cpuless}" \
-		TIMEOUT="$${TIMEOUT:-600}" TOPO= $(S)/smoke.sh
+	@$(S)/run-matrix.sh distro
 
 stress: tree
 	@$(S)/stress.sh
@@ -108,9 +110,9 @@ bench: deps
 
 check: deps
 	@checks/run-all.sh
-	@CONFIGS="$${CHECK_CONFIGS:-smoke smoke-off}" $(MAKE) --no-print-directory smoke
+	@$(MAKE) --no-print-directory tree
+	@$(S)/run-matrix.sh check
 	@$(S)/harness-selftest.sh
-	@DEBUG_TOPOS="$${DEBUG_TOPOS:-2node la57}" $(S)/debug-matrix.sh
 	@$(S)/fault-boots.sh
 	@$(MAKE) --no-print-directory meter METER=off
 

@@ -13,7 +13,7 @@
 #   BENCH_PARTS   which parts to run [timed meter]
 #   BENCH_OUT     an existing results directory to add the parts to (for
 #                 example the meter part after a timed-only run) [new one]
-#   BENCH_TOPOS   topologies [1node 2node 4node]; on 1node only the ftrace time
+#   BENCH_TOPOS   topologies [1node 2node 4node] (TOPO, when set, for both lists); on 1node only the ftrace time
 #   BENCH_ROUNDS  rounds of alternating boots [5]: bench.py bootstraps the
 #                 rounds for the confidence intervals
 #   BENCH_REPS    kbench repetitions per case and node [11]
@@ -36,12 +36,12 @@
 need python3 gnuplot qemu-system-x86_64 make gcc
 
 [ "$REV" != base ] || die "REV=base: name a revision to compare with the base kernel (REV=v1)"
-topos=${BENCH_TOPOS:-1node 2node 4node}
+topos=${TOPO:-${BENCH_TOPOS:-1node 2node 4node}}
 rounds=${BENCH_ROUNDS:-5}
 parts=${BENCH_PARTS:-timed meter}
 reps=${BENCH_REPS:-11}
 loop=${BENCH_LOOP:-1024}
-meter_topos=${BENCH_METER_TOPOS:-1node 2node 4node 8node}
+meter_topos=${TOPO:-${BENCH_METER_TOPOS:-1node 2node 4node 8node}}
 meter_runs=${BENCH_METER_RUNS:-2}
 meter_cases=${BENCH_METER_CASES:-fork1,fork1024,mmap,mmap_lock,openclose,mount,kill,getppid,stat,pipe,forkexec}
 for p in $parts; do

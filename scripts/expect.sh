@@ -2,7 +2,7 @@
 # What the guest tests expect of a build, decided from REV and CONFIG, not
 # from the build's .config: a renamed option or a missed dependency must
 # fail here, not quietly turn the option-on rows into option-off rows.
-# Sourced after lib.sh by the scripts that boot a build (smoke.sh,
+# Sourced after lib.sh by the scripts that boot a build (run-matrix.sh,
 # stress.sh, fault-boots.sh).
 
 # expects_replication: BASE/REV/CONFIG has the replication option on: a

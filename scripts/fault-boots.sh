@@ -9,14 +9,17 @@
 export CONFIG=${CONFIG_FAULTS:-debug}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/expect.sh"
+. "$(dirname "$0")/boot-lib.sh"
 need python3 qemu-system-x86_64
 
 if [ "$REV" = base ]; then
 	say "the base kernel has no replication: no fault-injection boots"
 	exit 0
 fi
-"$REPO/scripts/build.sh"
-"$REPO/scripts/initramfs.sh"
+if [ "${DRY_RUN:-0}" != 1 ]; then
+	"$REPO/scripts/build.sh"
+	"$REPO/scripts/initramfs.sh"
+fi
 check_build_config "$BUILD/.config"
 grep -qx 'CONFIG_FAIL_KERNEL_REPLICATION=y' "$BUILD/.config" ||
 	die "$BASE $REV $CONFIG has no CONFIG_FAIL_KERNEL_REPLICATION=y: the fault-injection boots cannot run"
@@ -33,10 +36,7 @@ copy_size() {
 }
 # fault_boot NAME TOPOLOGY PARAMS [boot.py options]
 fault_boot() {
-	python3 "$REPO/qemu-smoke/boot.py" --kernel "$BUILD/arch/x86/boot/bzImage" \
-		--initrd "$BUILD/initramfs.cpio.gz" --topo "$REPO/qemu-smoke/topologies/$2.topo" \
-		--out "$WORK/results/$BASE-$REV-$CONFIG/$2-$1" --timeout "${TIMEOUT:-400}" \
-		--append "$3 ${APPEND:-}" --label "$BASE-$REV-$CONFIG-fault-$1" "${@:4}"
+	TIMEOUT=${TIMEOUT:-400} boot_guest "$2-$1" "$2" "$BASE-$REV-$CONFIG-fault-$1" "$3" "${@:4}"
 }
 # Every allocation failing: the kernel must come up with one copy, as a
 # base kernel does, and say so. Booted without --expect-repl: the one-copy
@@ -62,6 +62,7 @@ fault_boot partial 4node-near "nokaslr fail_kernel_replication=1,100,0,1 ktv_noc
 size=$(copy_size "$BUILD/System.map") || die "no copy size from $BUILD/System.map"
 # fault_reason NAME MESSAGE: the console log of boot NAME has MESSAGE.
 fault_reason() {
+	[ "${DRY_RUN:-0}" != 1 ] || return 0
 	local log=$WORK/results/$BASE-$REV-$CONFIG/4node-near-$1/console.log
 	grep -qF "$2" "$log" || { say "$1: no message '$2' in $log"; return 1; }
 }

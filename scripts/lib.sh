@@ -37,6 +37,11 @@ else
 	SERIES_ROOT=$REPO/backports/$BASE
 fi
 COVER_DIR=$SERIES_ROOT/cover-letters
+# The user's own APPEND, before anything below adds to it: boot_guest()
+# (boot-lib.sh) adds the guest facts itself. Exported, so that the scripts
+# a runner starts see the same.
+USER_APPEND=${USER_APPEND-${APPEND:-}}
+export USER_APPEND
 # The 6.1 backport replicates the kernel image only (6.1's module_alloc()
 # hands out text and data in one allocation): tell the guest tests, which
 # then expect module text shared by every node. Every boot takes APPEND.
@@ -105,6 +110,13 @@ fi
 phys_start=$(sed -n 's/^CONFIG_PHYSICAL_START=//p' "$BUILD/.config" 2>/dev/null || true)
 if [ -n "$phys_start" ]; then guest_param "ktv_phys_start=$phys_start"; fi
 export REPO WORK BASE REV CONFIG SERIES_DIR COVER_DIR TREE BUILD PATCH_AUTHOR
+
+# ignores_filter VAR WHAT: for a target whose boots are fixed, say that
+# the filter VAR (TOPO, CONFIG), which the matrix targets honour, is not
+# honoured here, and what the target boots instead.
+ignores_filter() {
+	if [ -n "${!1:-}" ]; then say "$1=${!1} is not honoured here: $2"; fi
+}
 
 # Print the series' patches, in order, as paths.
 series_patches() {

@@ -1,0 +1,54 @@
+# shellcheck shell=bash
+# Booting a built kernel in QEMU: the one place that turns a build and a
+# row of a matrix into a qemu-smoke/boot.py command. Sourced after lib.sh.
+#
+#   guest_facts                 the ktv_* words the guest needs about $BUILD
+#   boot_guest NAME TOPO LABEL WORDS [boot.py options...]
+#
+# The guest parameters are listed in qemu-smoke/guest/PARAMETERS.md.
+
+# guest_facts: what the guest suites must know about the kernel in $BUILD,
+# read from the build itself (its .config), not from the configuration's
+# name: where the image lies without KASLR (10-boot), whether the
+# activation test is built in (15-status), whether page table isolation
+# is (ktv_pti=0: no PTI assertions), and for the 6.1 backport that module
+# text is not replicated (ktv_modules=0).
+guest_facts() {
+	local cfg=$BUILD/.config words=() start
+	start=$(sed -n 's/^CONFIG_PHYSICAL_START=//p' "$cfg" 2>/dev/null || true)
+	if [ -n "$start" ]; then words+=("ktv_phys_start=$start"); fi
+	if grep -qsx 'CONFIG_KERNEL_REPLICATION_ACTIVATION_TEST=y' "$cfg"; then
+		words+=(ktv_activation_test=1)
+	fi
+	if [ -f "$cfg" ] && ! grep -qsxE 'CONFIG_(MITIGATION_)?PAGE_TABLE_ISOLATION=y' "$cfg"; then
+		words+=(ktv_pti=0)
+	fi
+	if [ "$BASE" = 6.1 ]; then words+=(ktv_modules=0); fi
+	echo "${words[*]}"
+}
+
+# boot_guest NAME TOPO LABEL WORDS [boot.py options...]: boot the bzImage
+# and initramfs of $BUILD on qemu-smoke/topologies/TOPO.topo. LABEL is the
+# row's first column, which qemu-smoke/expected-skips matches; WORDS are
+# the row's own kernel parameters, followed on the command line by the
+# guest facts and then the user's APPEND (USER_APPEND, from lib.sh). Logs
+# go to $WORK/results/$BASE-$REV-$CONFIG/NAME; the limit is TIMEOUT
+# seconds (150). Options given after WORDS come last and win: --kernel,
+# --initrd, --out, --timeout to override, --expect-repl, --expect-faults,
+# --header. With DRY_RUN=1, print the command instead of running it.
+boot_guest() {
+	local name=$1 topo=$2 label=$3 append
+	read -ra append <<<"$4 $(guest_facts) ${USER_APPEND:-}"
+	local cmd=(python3 "$REPO/qemu-smoke/boot.py"
+		--kernel "$BUILD/arch/x86/boot/bzImage" --initrd "$BUILD/initramfs.cpio.gz"
+		--topo "$REPO/qemu-smoke/topologies/$topo.topo"
+		--out "$WORK/results/$BASE-$REV-$CONFIG/$name" --timeout "${TIMEOUT:-150}"
+		--label "$label" --append "${append[*]}"
+		"${@:5}")
+	if [ "${DRY_RUN:-0}" = 1 ]; then
+		printf '%q ' "${cmd[@]}"
+		echo
+		return 0
+	fi
+	"${cmd[@]}"
+}
