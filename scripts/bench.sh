@@ -33,6 +33,7 @@
 #                 [one Sapphire Rapids core: l1i=32:8 l1d=48:12 l2=2048:16
 #                 llc=1920:15 per vCPU]
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/boot-lib.sh"
 need python3 gnuplot qemu-system-x86_64 make gcc
 
 [ "$REV" != base ] || die "REV=base: name a revision to compare with the base kernel (REV=v1)"
@@ -91,10 +92,8 @@ boot() {
 	series) build=$rev_build ;;
 	series-off) build=$rev_build append="$append kernel_replication=off" ;;
 	esac
-	python3 "$REPO/qemu-smoke/boot.py" --kernel "$build/arch/x86/boot/bzImage" \
-		--initrd "$build/initramfs.cpio.gz" --topo "$REPO/qemu-smoke/topologies/$topo.topo" \
-		--out "$dir" --timeout "${TIMEOUT:-900}" --append "$append ${APPEND:-}" \
-		--label "$name" "$@"
+	BUILD=$build TIMEOUT=${TIMEOUT:-900} boot_guest "$name" "$topo" "$name" "$append" \
+		--out "$dir" "$@"
 }
 
 kernels=(base series series-off)

@@ -37,13 +37,13 @@ guest_facts() {
 # --initrd, --out, --timeout to override, --expect-repl, --expect-faults,
 # --header. With DRY_RUN=1, print the command instead of running it.
 boot_guest() {
-	local name=$1 topo=$2 label=$3 append
-	read -ra append <<<"$4 $(guest_facts) ${USER_APPEND:-}"
+	local name=$1 topo=$2 label=$3 cmdline
+	read -ra cmdline <<<"$4 $(guest_facts) ${USER_APPEND:-}"
 	local cmd=(python3 "$REPO/qemu-smoke/boot.py"
 		--kernel "$BUILD/arch/x86/boot/bzImage" --initrd "$BUILD/initramfs.cpio.gz"
 		--topo "$REPO/qemu-smoke/topologies/$topo.topo"
 		--out "$WORK/results/$BASE-$REV-$CONFIG/$name" --timeout "${TIMEOUT:-150}"
-		--label "$label" --append "${append[*]}"
+		--label "$label" --append "${cmdline[*]}"
 		"${@:5}")
 	if [ "${DRY_RUN:-0}" = 1 ]; then
 		printf '%q ' "${cmd[@]}"

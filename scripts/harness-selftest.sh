@@ -10,6 +10,7 @@
 # The verdicts that need no QEMU (skips, plans, fault windows) are the unit
 # tests' (qemu-smoke/tests/run.py, on recorded logs).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/boot-lib.sh"
 need python3 qemu-system-x86_64
 
 kernel=$BUILD/arch/x86/boot/bzImage
@@ -37,9 +38,8 @@ for c in "${cases[@]}"; do
 	[ "$inject" != hang ] || timeout=$hang_timeout
 	t0=$(date +%s)
 	rc=0
-	report=$(python3 "$REPO/qemu-smoke/boot.py" --kernel "$kernel" --initrd "$initrd" \
-		--topo "$REPO/qemu-smoke/topologies/1node.topo" --out "$out/$inject" \
-		--timeout "$timeout" --append "ktv_inject=$inject" --label "inject-$inject") || rc=$?
+	report=$(TIMEOUT=$timeout boot_guest "$inject" 1node "inject-$inject" "ktv_inject=$inject" \
+		--out "$out/$inject") || rc=$?
 	took=$(($(date +%s) - t0))
 	row=$(head -n 1 <<<"$report")
 	result=ok

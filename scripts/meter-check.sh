@@ -18,6 +18,7 @@
 # phases (the guest marked one: phase= lines) is also held to
 # meter_assert_phases, here and after a boot.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/boot-lib.sh"
 
 # meter_assert TOPOLOGY REPORT: print what is wrong with the meter's
 # REPORT (qemu-smoke/plugin/README.md) of a boot on TOPOLOGY; fail if any.
@@ -366,11 +367,8 @@ rc=0
 # the node boundary (a few percent of boots), and then the image node's
 # vCPUs rightly fetch part of it remotely.
 meter_boot() {
-	python3 "$REPO/qemu-smoke/boot.py" --kernel "$1/arch/x86/boot/bzImage" \
-		--initrd "$1/initramfs.cpio.gz" --topo "$REPO/qemu-smoke/topologies/$3.topo" \
-		--out "$2" --append "nokaslr ktv_suite=meter ${APPEND:-}" \
-		--meter "$plugin_dir/locality.so" --timeout "${TIMEOUT:-300}" \
-		--label "meter ${1##*/}" ||
+	BUILD=$1 TIMEOUT=${TIMEOUT:-300} boot_guest "$3" "$3" "meter ${1##*/}" \
+		"nokaslr ktv_suite=meter" --out "$2" --meter "$plugin_dir/locality.so" ||
 		{ say "$3: the guest under the meter failed (logs in $2)"; return 1; }
 	[ -f "$2/locality.txt" ] || { say "$3: no meter report $2/locality.txt"; return 1; }
 	awk -v t="$3" '/^vcpu=/ { printf "  %s: %s %s %s %s %s %s\n", t, $1, $2, $4, $5, $6, $NF }' \
