@@ -1,4 +1,4 @@
-"""guestlog (and boot.py's topology) on recorded guest logs, without QEMU.
+"""guestlog and topology on recorded guest logs and the real topology files, without QEMU.
 
 The logs in data/ have the guest's KTAP format (guest/init, guest/ktap.sh)
 and the kernel's console messages; each case names the file it reads.
@@ -12,7 +12,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SMOKE = os.path.dirname(HERE)
 sys.path.insert(0, SMOKE)
 
-import boot  # noqa: E402
+import topology  # noqa: E402
 from guestlog import SkipRules, judge, parse_ktap, scan_console  # noqa: E402
 
 
@@ -298,7 +298,7 @@ class Topology(unittest.TestCase):
     """What boot.py tells the guest about the topology (ktv_memnodes, ktv_slit, ktv_homes)."""
 
     def topo(self, name):
-        return boot.Topology(os.path.join(SMOKE, "topologies", f"{name}.topo"))
+        return topology.Topology(os.path.join(SMOKE, "topologies", f"{name}.topo"))
 
     def test_memoryless(self):
         t = self.topo("memoryless")
