@@ -85,7 +85,7 @@ stress: tree
 
 selftest: build
 	@$(S)/initramfs.sh
-	@$(S)/harness-selftest.sh
+	@checks/harness-selftest.sh
 
 # The meter's assertions are about a kernel without replication (remote
 # fetches on the node without the image): the base kernel, or with
@@ -97,12 +97,12 @@ meter: deps
 ifeq ($(METER),off)
 	@CONFIG=smoke-off $(S)/build.sh
 	@CONFIG=smoke-off $(S)/initramfs.sh
-	@CONFIG=smoke-off METER_SERIES=$${METER_SERIES:-smoke} $(S)/meter-check.sh
+	@CONFIG=smoke-off METER_SERIES=$${METER_SERIES:-smoke} checks/meter.sh
 else
 	@REV=base $(S)/tree.sh
 	@REV=base CONFIG=smoke $(S)/build.sh
 	@REV=base CONFIG=smoke $(S)/initramfs.sh
-	@REV=base CONFIG=smoke $(S)/meter-check.sh
+	@REV=base CONFIG=smoke checks/meter.sh
 endif
 
 bench: deps
@@ -112,7 +112,7 @@ check: deps
 	@checks/run-all.sh
 	@$(MAKE) --no-print-directory tree
 	@$(S)/run-matrix.sh check
-	@$(S)/harness-selftest.sh
+	@checks/harness-selftest.sh
 	@$(S)/fault-boots.sh
 	@$(MAKE) --no-print-directory meter METER=off
 

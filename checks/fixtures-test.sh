@@ -1,16 +1,16 @@
 #!/bin/bash
 # The assertions of the checks on hand-made inputs, in seconds and without
 # a boot: each must pass on its good input and fail on each bad one.
-#  - scripts/meter-check.sh --assert on checks/fixtures/meter/TOPO-*.txt:
+#  - checks/meter.sh --assert on checks/fixtures/meter/TOPO-*.txt:
 #    TOPO-good*.txt must pass, TOPO-bad-*.txt must fail (TOPO names
 #    qemu-smoke/topologies/TOPO.topo).
-#  - scripts/meter-check.sh --steady on checks/fixtures/meter-steady/*/.
+#  - checks/meter.sh --steady on checks/fixtures/meter-steady/*/.
 #  - checks/node-arrays.sh --diff on checks/fixtures/node-arrays/*.diff:
 #    good-*.diff must pass, bad-*.diff must fail.
 #  - checks/cr3-consumers.sh --tree on two made-up trees.
 #  - the meter itself without QEMU: qemu-smoke/plugin/selftest.c plays a
 #    two-node run with phase markers and checks the counters, and the
-#    report it writes must pass scripts/meter-check.sh --assert.
+#    report it writes must pass checks/meter.sh --assert.
 # (coccicheck.sh runs its own positive control on checks/fixtures/*.c.)
 . "$(dirname "$0")/../scripts/lib.sh"
 need make gcc
@@ -44,9 +44,9 @@ for f in "${reports[@]}"; do
 	esac
 	topo=$REPO/qemu-smoke/topologies/${name%%-*}.topo
 	[ -f "$topo" ] || die "checks/fixtures/meter/$name: no topology ${topo#"$REPO"/}"
-	expect "$want" "meter $name" "$REPO/scripts/meter-check.sh" --assert "$topo" "$f"
+	expect "$want" "meter $name" "$REPO/checks/meter.sh" --assert "$topo" "$f"
 done
-# meter-check.sh --steady on checks/fixtures/meter-steady/TOPO-good*/ and
+# meter.sh --steady on checks/fixtures/meter-steady/TOPO-good*/ and
 # TOPO-bad-*/: report.txt and ktap.log, and base.txt and base.ktap for a
 # kernel that replicates, compared with one that does not; max_remote, if
 # there, is the STEADY_MAX_REMOTE of the check.
@@ -65,7 +65,7 @@ for f in "${steady[@]}"; do
 	# max_remote: the fixture's STEADY_MAX_REMOTE.
 	max=
 	[ -f "$f/max_remote" ] && read -r max <"$f/max_remote"
-	STEADY_MAX_REMOTE=$max expect "$want" "meter steady $name" "$REPO/scripts/meter-check.sh" --steady \
+	STEADY_MAX_REMOTE=$max expect "$want" "meter steady $name" "$REPO/checks/meter.sh" --steady \
 		"$REPO/qemu-smoke/topologies/${name%%-*}.topo" "$f/report.txt" "$f/ktap.log" "${base[@]}"
 done
 diffs=("$REPO"/checks/fixtures/node-arrays/*.diff)
@@ -95,7 +95,7 @@ meter_selftest() {
 	mkdir -p "$tmp/nodes"
 	"$tmp/plugin/selftest" "$tmp/nodes" "$tmp/selftest.txt" 2>"$tmp/selftest.err" ||
 		{ cat "$tmp/selftest.err"; return 1; }
-	"$REPO/scripts/meter-check.sh" --assert "$REPO/qemu-smoke/topologies/2node.topo" "$tmp/selftest.txt"
+	"$REPO/checks/meter.sh" --assert "$REPO/qemu-smoke/topologies/2node.topo" "$tmp/selftest.txt"
 }
 expect pass "meter selftest" meter_selftest
 echo "fixtures: $passed passed, $failed failed"

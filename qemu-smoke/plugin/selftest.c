@@ -15,7 +15,7 @@
  * plays a two-node, four-vCPU run with phase markers and data=on,
  * rodata=..., cache=on, checks the meter's counters against the numbers
  * the script implies (and the cache model's LRU and line splitting on
- * their own), and writes the meter's report to REPORT (scripts/meter-check.sh
+ * their own), and writes the meter's report to REPORT (checks/meter.sh
  * --assert qemu-smoke/topologies/2node.topo REPORT must pass on it).
  * Exits 0 when every check passed. Built by 'make -C qemu-smoke/plugin
  * selftest'; run by checks/fixtures-test.sh.

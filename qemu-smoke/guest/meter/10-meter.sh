@@ -1,5 +1,5 @@
 # shellcheck shell=sh
-# The locality meter's guest (ktv_suite=meter: scripts/meter-check.sh and
+# The locality meter's guest (ktv_suite=meter: checks/meter.sh and
 # 'make bench'): phase 1 of the meter begins here, once the kernel has
 # booted (the steady state); kbench -m 2 then gives each (node, case) a
 # phase of its own, the cases of ktv_cases (default openclose), and prints

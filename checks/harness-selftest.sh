@@ -9,8 +9,8 @@
 #          the plan of the whole suite, then ran two scripts)
 # The verdicts that need no QEMU (skips, plans, fault windows) are the unit
 # tests' (qemu-smoke/tests/run.py, on recorded logs).
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/boot-lib.sh"
+. "$(dirname "$0")/../scripts/lib.sh"
+. "$(dirname "$0")/../scripts/boot-lib.sh"
 need python3 qemu-system-x86_64
 
 kernel=$BUILD/arch/x86/boot/bzImage

@@ -10,15 +10,15 @@
 # tests fails the check. A measurement, asserted; not a benchmark (that
 # is 'make bench').
 #
-#   meter-check.sh --assert TOPOLOGY.topo locality.txt
-#   meter-check.sh --steady TOPOLOGY.topo locality.txt ktap.log [BASE...]
+#   meter.sh --assert TOPOLOGY.topo locality.txt
+#   meter.sh --steady TOPOLOGY.topo locality.txt ktap.log [BASE...]
 # only assert a report (no build, no boot): checks/fixtures-test.sh runs
 # them on the good and bad inputs in checks/fixtures/meter/ and
 # checks/fixtures/meter-steady/. A report with
 # phases (the guest marked one: phase= lines) is also held to
 # meter_assert_phases, here and after a boot.
-. "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/boot-lib.sh"
+. "$(dirname "$0")/../scripts/lib.sh"
+. "$(dirname "$0")/../scripts/boot-lib.sh"
 
 # meter_assert TOPOLOGY REPORT: print what is wrong with the meter's
 # REPORT (qemu-smoke/plugin/README.md) of a boot on TOPOLOGY; fail if any.
