@@ -1,6 +1,7 @@
 #!/bin/bash
 # 'make stress': the guest's stress suite (ktv_suite=stress) on
-# STRESS_TOPOS with CONFIG (default debug: KASAN, lockdep, kmemleak), each
+# TOPO (else STRESS_TOPOS, 2node 4node) with CONFIG_STRESS (default debug:
+# KASAN, lockdep, kmemleak; CONFIG is not honoured here), each
 # boot followed in the guest by the verifier's byte-compare and a kmemleak
 # scan. Counts: STRESS_MODS (module load/unload cycles, 1000), STRESS_FTRACE
 # (function tracer on/off, 100), STRESS_KPROBES (1000), STRESS_FLIPS (static
@@ -10,9 +11,13 @@
 # every node at once, with a migrator (guest/stress/05-fuzz.sh): Debian's
 # packages, installed here and put in the guest's initramfs, never run on
 # the host.
+# The configuration is CONFIG_STRESS: say so if CONFIG was set.
+[ -z "${CONFIG:-}" ] || [ "$CONFIG" = "${CONFIG_STRESS:-debug}" ] ||
+	printf '%s\n' "stress.sh: CONFIG=$CONFIG is not honoured here: the stress boots use CONFIG_STRESS (${CONFIG_STRESS:-debug})" >&2
 export CONFIG=${CONFIG_STRESS:-debug}
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/expect.sh"
+. "$(dirname "$0")/boot-lib.sh"
 need python3 qemu-system-x86_64
 
 DEPS_FUZZ=1 "$REPO/scripts/deps.sh"
@@ -34,16 +39,13 @@ fi
 rc=0
 header=(--header)
 fuzz=${STRESS_FUZZ:-1800}
-for t in ${STRESS_TOPOS:-2node 4node}; do
+for t in ${TOPO:-${STRESS_TOPOS:-2node 4node}}; do
 	out=$WORK/results/stress-$BASE-$REV-$CONFIG/$t
 	secs=0
 	case " ${STRESS_FUZZ_TOPOS:-4node} " in *" $t "*) secs=$fuzz ;; esac
-	python3 "$REPO/qemu-smoke/boot.py" "${header[@]}" "${expect[@]}" \
-		--kernel "$snap/bzImage" --initrd "$snap/initramfs.cpio.gz" \
-		--topo "$REPO/qemu-smoke/topologies/$t.topo" --out "$out" \
-		--timeout "$((${TIMEOUT:-3600} + secs))" \
-		--append "$append ktv_fuzz_secs=$secs ${APPEND:-}" \
-		--label "$BASE-$REV-$CONFIG" || rc=1
+	TIMEOUT=$((${TIMEOUT:-3600} + secs)) boot_guest "$t" "$t" "$BASE-$REV-$CONFIG" \
+		"$append ktv_fuzz_secs=$secs" "${header[@]}" "${expect[@]}" \
+		--kernel "$snap/bzImage" --initrd "$snap/initramfs.cpio.gz" --out "$out" || rc=1
 	header=()
 	grep -E '# [a-z_]+: [0-9]+ in|kmemleak:|after stress|fuzzing|while fuzzing|pgdrace:' "$out/ktap.log" | sed 's/^ *# /    /' || true
 done
