@@ -31,14 +31,14 @@ guest_facts() {
 # and initramfs of $BUILD on qemu-smoke/topologies/TOPO.topo. LABEL is the
 # row's first column, which qemu-smoke/expected-skips matches; WORDS are
 # the row's own kernel parameters, followed on the command line by the
-# guest facts and then the user's APPEND (USER_APPEND, from lib.sh). Logs
+# guest facts and then the user's APPEND. Logs
 # go to $WORK/results/$BASE-$REV-$CONFIG/NAME; the limit is TIMEOUT
 # seconds (150). Options given after WORDS come last and win: --kernel,
 # --initrd, --out, --timeout to override, --expect-repl, --expect-faults,
 # --header. With DRY_RUN=1, print the command instead of running it.
 boot_guest() {
 	local name=$1 topo=$2 label=$3 cmdline
-	read -ra cmdline <<<"$4 $(guest_facts) ${USER_APPEND:-}"
+	read -ra cmdline <<<"$4 $(guest_facts) ${APPEND:-}"
 	local cmd=(python3 "$REPO/qemu-smoke/boot.py"
 		--kernel "$BUILD/arch/x86/boot/bzImage" --initrd "$BUILD/initramfs.cpio.gz"
 		--topo "$REPO/qemu-smoke/topologies/$topo.topo"

@@ -37,26 +37,6 @@ else
 	SERIES_ROOT=$REPO/backports/$BASE
 fi
 COVER_DIR=$SERIES_ROOT/cover-letters
-# The user's own APPEND, before anything below adds to it: boot_guest()
-# (boot-lib.sh) adds the guest facts itself. Exported, so that the scripts
-# a runner starts see the same.
-USER_APPEND=${USER_APPEND-${APPEND:-}}
-export USER_APPEND
-# The 6.1 backport replicates the kernel image only (6.1's module_alloc()
-# hands out text and data in one allocation): tell the guest tests, which
-# then expect module text shared by every node. Every boot takes APPEND.
-# Likewise ktv_pti=0 for a kernel built without page table isolation.
-guest_param() {
-	case " ${APPEND:-} " in
-	*" $1 "*) ;;
-	*) APPEND="$1 ${APPEND:-}" ;;
-	esac
-	export APPEND
-}
-if [ "$BASE" = 6.1 ]; then guest_param ktv_modules=0; fi
-if [ "$CONFIG" = smoke-nopti ]; then guest_param ktv_pti=0; fi
-# Debian's configuration keeps replication off by default (distro.config).
-if [ "$CONFIG" = distro ]; then guest_param kernel_replication=on; fi
 TARBALL=/usr/src/linux-source-$BASE.tar.xz
 export TARBALL
 
@@ -100,15 +80,6 @@ PREFIXES_JSON=${PREFIXES_JSON:-\"RFC\"}
 
 TREE=$WORK/trees/$BASE-$REV
 BUILD=$WORK/build/$BASE-$REV-$CONFIG
-# A kernel built with the series' boot-time activation test: the guest
-# asserts its result (tests/15-status.sh).
-if grep -qsx 'CONFIG_KERNEL_REPLICATION_ACTIVATION_TEST=y' "$BUILD/.config"; then
-	guest_param ktv_activation_test=1
-fi
-# Where the image lies without KASLR (10-boot checks nokaslr against it):
-# smoke.config says 64 MiB, Debian's configuration 16 MiB.
-phys_start=$(sed -n 's/^CONFIG_PHYSICAL_START=//p' "$BUILD/.config" 2>/dev/null || true)
-if [ -n "$phys_start" ]; then guest_param "ktv_phys_start=$phys_start"; fi
 export REPO WORK BASE REV CONFIG SERIES_DIR COVER_DIR TREE BUILD PATCH_AUTHOR
 
 # ignores_filter VAR WHAT: for a target whose boots are fixed, say that
