@@ -8,6 +8,10 @@
 #  - checks/node-arrays.sh --diff on checks/fixtures/node-arrays/*.diff:
 #    good-*.diff must pass, bad-*.diff must fail.
 #  - checks/cr3-consumers.sh --tree on two made-up trees.
+#  - the boot matrices: scripts/run-matrix.sh DRY_RUN=1 on each
+#    qemu-smoke/matrix file (REV=v3, an empty WORK: no guest facts) must
+#    list exactly the boots of checks/fixtures/matrix/NAME.boots, and a
+#    filter that keeps no row must fail.
 #  - the meter itself without QEMU: qemu-smoke/plugin/selftest.c plays a
 #    two-node run with phase markers and checks the counters, and the
 #    report it writes must pass checks/meter.sh --assert.
@@ -88,6 +92,25 @@ printf 'u64 f(struct mm_struct *mm) { return mm_has_node_pgds(mm) ? 0 : virt_to_
 	>"$fake/good/arch/x86/hyperv/mmu.c"
 expect fail "cr3-consumers unaudited" "$REPO/checks/cr3-consumers.sh" --tree "$fake/bad"
 expect pass "cr3-consumers audited" "$REPO/checks/cr3-consumers.sh" --tree "$fake/good"
+# The boot matrices, as their runner lists them: any change to a matrix or
+# to the runner that changes a boot shows here. To accept one, regenerate:
+#   matrix_boots NAME >checks/fixtures/matrix/NAME.boots
+matrix_boots() { # NAME: the boots of qemu-smoke/matrix/NAME, one per line
+	WORK=$tmp/work REV=v3 DRY_RUN=1 TOPO='' CONFIG='' APPEND='' \
+		"$REPO/scripts/run-matrix.sh" "$1" 2>/dev/null |
+		sed -e "s|$REPO|REPO|g" -e "s|$tmp/work|WORK|g"
+}
+matrix_same() { # NAME
+	diff -u "$REPO/checks/fixtures/matrix/$1.boots" <(matrix_boots "$1")
+}
+for m in "$REPO"/checks/fixtures/matrix/*.boots; do
+	m=${m##*/}
+	expect pass "matrix ${m%.boots}: the recorded boots" matrix_same "${m%.boots}"
+done
+expect fail "matrix filter that keeps no row" env WORK="$tmp/work" REV=v3 DRY_RUN=1 CONFIG= TOPO=8node \
+	"$REPO/scripts/run-matrix.sh" debug
+expect fail "matrix filter of an unknown topology" env WORK="$tmp/work" REV=v3 DRY_RUN=1 CONFIG= TOPO=nosuch \
+	"$REPO/scripts/run-matrix.sh" smoke
 # The meter's self-test: its output on success is its summary line; the
 # arguments it makes the meter refuse print to $tmp/selftest.err.
 meter_selftest() {
