@@ -109,12 +109,12 @@ bench: deps
 	@$(S)/bench.sh
 
 check: deps
-	@checks/run-all.sh
+	@[ "$${DRY_RUN:-0}" = 1 ] || checks/run-all.sh
 	@$(MAKE) --no-print-directory tree
 	@$(S)/run-matrix.sh check
-	@checks/harness-selftest.sh
-	@$(S)/fault-boots.sh
-	@$(MAKE) --no-print-directory meter METER=off
+	@[ "$${DRY_RUN:-0}" = 1 ] || CONFIG=smoke checks/harness-selftest.sh
+	@[ "$${DRY_RUN:-0}" = 1 ] || $(S)/fault-boots.sh
+	@[ "$${DRY_RUN:-0}" = 1 ] || $(MAKE) --no-print-directory meter METER=off
 
 prep: deps
 	@$(S)/b4.sh prep

@@ -7,8 +7,9 @@
 #
 # Filters, the same for every matrix: TOPO (topology names) and CONFIG
 # (configuration names), each a space-separated list, keep the rows that
-# name them; a filter that keeps no row is an error. REV=base boots only
-# the smoke configuration: the base kernel has no replication option.
+# name them; a filter that keeps no row is an error, a word that keeps
+# none is reported. REV=base skips smoke-off and smoke-nopti: the base
+# kernel has no replication option.
 # APPEND adds kernel parameters to every boot, TIMEOUT replaces the
 # rows' limits. DRY_RUN=1 prints the boot commands and builds nothing.
 # The file format is in qemu-smoke/matrix/README.md.
@@ -35,6 +36,10 @@ trap 'rm -rf "$rows" "$out"' EXIT
 while read -r c topos suite expect limit label words; do
 	case "$c" in '' | '#'*) continue ;; esac
 	[ -n "$label" ] || die "$matrix: short row for $c"
+	case "$suite/$expect" in
+	tests/auto | tests/off | tests/repl | protect/auto | protect/repl) ;;
+	*) die "$matrix: row for $c: SUITE '$suite' with EXPECT '$expect' (SUITE tests or protect, EXPECT auto, off or repl)" ;;
+	esac
 	if [ -n "$config_filter" ]; then
 		case " $config_filter " in *" $c "*) ;; *) continue ;; esac
 	fi
@@ -47,6 +52,13 @@ while read -r c topos suite expect limit label words; do
 	done
 done <"$matrix" >"$rows"
 [ -s "$rows" ] || die "matrix $1 has no row for CONFIG='$config_filter' TOPO='${TOPO:-}'"
+# A filter word that keeps nothing is a typo or a wrong matrix: say so.
+for w in $config_filter; do
+	awk -v w="$w" '$1 == w { f = 1 } END { exit !f }' "$rows" || say "CONFIG word '$w' keeps no row of matrix $1"
+done
+for w in ${TOPO:-}; do
+	awk -v w="$w" '$2 == w { f = 1 } END { exit !f }' "$rows" || say "TOPO word '$w' keeps no row of matrix $1"
+done
 
 # start_row N CONFIG TOPO SUITE EXPECT TIMEOUT LABEL [WORDS...]: one boot,
 # in the background, its report in $out/N.row and exit code in $out/N.rc.
@@ -82,8 +94,9 @@ for c in "${configs[@]}"; do
 	CONFIG=$c
 	BUILD=$WORK/build/$BASE-$REV-$CONFIG
 	export CONFIG BUILD
-	if [ "$REV" = base ] && [ "$c" != smoke ]; then
-		say "$c: skipped: the base kernel is built in the smoke configuration only"
+	# The option's own variants mean nothing for the base kernel.
+	if [ "$REV" = base ] && { [ "$c" = smoke-off ] || [ "$c" = smoke-nopti ]; }; then
+		say "$c: skipped: the base kernel has no replication option to switch off"
 		continue
 	fi
 	if [ "${DRY_RUN:-0}" != 1 ]; then
@@ -92,7 +105,12 @@ for c in "${configs[@]}"; do
 			failed+=("$c (build)")
 			continue
 		fi
-		check_build_config "$BUILD/.config"
+		# A wrong .config fails this configuration, not the matrix.
+		if ! (check_build_config "$BUILD/.config"); then
+			rc=1
+			failed+=("$c (.config)")
+			continue
+		fi
 	fi
 	first=$((n + 1))
 	while read -r rc_ t suite expect limit label words; do

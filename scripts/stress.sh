@@ -43,7 +43,7 @@ for t in ${TOPO:-${STRESS_TOPOS:-2node 4node}}; do
 	out=$WORK/results/stress-$BASE-$REV-$CONFIG/$t
 	secs=0
 	case " ${STRESS_FUZZ_TOPOS:-4node} " in *" $t "*) secs=$fuzz ;; esac
-	TIMEOUT=$((${TIMEOUT:-3600} + secs)) boot_guest "$t" "$t" "$BASE-$REV-$CONFIG" \
+	BUILD=$snap TIMEOUT=$((${TIMEOUT:-3600} + secs)) boot_guest "$t" "$t" "$BASE-$REV-$CONFIG" \
 		"$append ktv_fuzz_secs=$secs" "${header[@]}" "${expect[@]}" \
 		--kernel "$snap/bzImage" --initrd "$snap/initramfs.cpio.gz" --out "$out" || rc=1
 	header=()
