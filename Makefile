@@ -3,21 +3,27 @@
 #   REV=v1|v2|...|base  revision (default: the newest series-vN)
 #   BASE=6.12|6.1       kernel base (default 6.12; 6.1 is the backport)
 #   WORK=DIR            work area outside the repo (default ~/.cache/ktext-repl)
-#   CONFIG=NAME...      configuration(s) of qemu-smoke/configs/: the one to
-#                       build (default smoke); for smoke, debug, distro and
-#                       check, a filter over the rows of their matrix
+#   CONFIG=NAME...      configuration(s), as scripts/lib.sh's config_fragments
+#                       names them: the one to build (default smoke); for the
+#                       matrix targets (smoke, check, debug, distro, variants)
+#                       a filter over the rows of their matrix
 #   TOPO=NAME...        topology (topologies) of qemu-smoke/topologies/: a
 #                       filter over the rows of the matrix (default: all)
-#   DRY_RUN=1           smoke, debug, distro, check: print the boots only
+#   DRY_RUN=1           smoke, check, debug, distro, variants: print the boot
+#                       commands; nothing is built or booted
 #   APPEND="..."        extra kernel parameters for the guests
-#   TIMEOUT=S           hard limit per guest boot (default 150)
+#   TIMEOUT=S           hard limit per guest boot (default: each matrix row's
+#                       or script's own)
+#   BOOT_JOBS=N         guests booted at a time by the matrix targets (nproc)
 #   JOBS=N              make -j for kernel builds (default: nproc)
 #   PATCH_AUTHOR="Name <mail>"  identity of the patches (default: a role)
+# A target whose boots are fixed (stress, bench, meter, selftest, the fault
+# boots) says which of TOPO and CONFIG it does not honour.
 
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: help deps tree export status build bisect initramfs smoke debug distro stress selftest meter bench check prep send
+.PHONY: help deps tree export status build bisect initramfs smoke debug distro variants stress selftest meter bench check prep send
 
 help:
 	@echo "Targets:"
@@ -27,10 +33,11 @@ help:
 	@echo "  status     every work tree: clean or dirty, commits not exported"
 	@echo "  build      configure (CONFIG fragments) and build bzImage, modules, test modules"
 	@echo "  distro     Debian's amd64 configuration with the option: build, 2node and cpuless boots"
+	@echo "  variants   smoke-4level and smoke-hyperv built whole and booted (check only compiles them)"
 	@echo "  bisect     build every patch of REV on its own (CONFIG, default smoke)"
 	@echo "  initramfs  guest initramfs (usr/gen_init_cpio, busybox, tests, modules)"
 	@echo "  smoke      the main job: deps, tree, build, boot REV on the topology matrix"
-	@echo "             (the boots of smoke, debug, distro, check: qemu-smoke/matrix/)"
+	@echo "             (the boots of smoke, check, debug, distro, variants: qemu-smoke/matrix/)"
 	@echo "  debug      the debug configuration (KASAN, lockdep, kmemleak...) on its matrix,"
 	@echo "             then boots with replication allocations failing (fault-boots.sh)"
 	@echo "  stress     text writers in loops under load on every node, then verify and kmemleak;"
@@ -42,13 +49,13 @@ help:
 	@echo "  check      the tests: static checks, the smoke matrix with guest tests, meter"
 	@echo "  prep       b4 prep of REV in its work tree with cover-letters/REV"
 	@echo "  send       b4 send -o: write REV's messages for lore (offline)"
-	@echo "Variables: REV BASE WORK CONFIG TOPO APPEND TIMEOUT DRY_RUN PATCH_AUTHOR (see Makefile)"
+	@echo "Variables: REV BASE WORK CONFIG TOPO DRY_RUN APPEND TIMEOUT BOOT_JOBS JOBS PATCH_AUTHOR (see Makefile)"
 
 deps:
 	@$(S)/deps.sh
 
 tree: deps
-	@$(S)/tree.sh
+	@if [ "$${DRY_RUN:-0}" = 1 ]; then echo "DRY_RUN: the work tree is left as it is"; else $(S)/tree.sh; fi
 
 export:
 	@$(S)/export.sh
@@ -70,7 +77,7 @@ smoke: tree
 
 debug: tree
 	@$(S)/run-matrix.sh debug
-	@[ "$${DRY_RUN:-0}" = 1 ] || $(S)/fault-boots.sh
+	@$(S)/fault-boots.sh
 
 # Debian's own configuration (linux-config-BASE) with the option on: build,
 # then the verifier and protection suites on 2node and cpuless. Not in CI
@@ -78,6 +85,10 @@ debug: tree
 distro: tree
 	@DEPS_DISTRO=1 $(S)/deps.sh
 	@$(S)/run-matrix.sh distro
+
+# The configurations make check only compiles (checks/variants.sh), whole.
+variants: tree
+	@$(S)/run-matrix.sh variants
 
 stress: tree
 	@$(S)/stress.sh
@@ -97,12 +108,12 @@ meter: deps
 ifeq ($(METER),off)
 	@CONFIG=smoke-off $(S)/build.sh
 	@CONFIG=smoke-off $(S)/initramfs.sh
-	@CONFIG=smoke-off METER_SERIES=$${METER_SERIES:-smoke} checks/meter.sh
+	@CONFIG_ASKED="$${CONFIG:-}" CONFIG=smoke-off METER_SERIES=$${METER_SERIES:-smoke} checks/meter.sh
 else
 	@REV=base $(S)/tree.sh
 	@REV=base CONFIG=smoke $(S)/build.sh
 	@REV=base CONFIG=smoke $(S)/initramfs.sh
-	@REV=base CONFIG=smoke checks/meter.sh
+	@CONFIG_ASKED="$${CONFIG:-}" REV=base CONFIG=smoke checks/meter.sh
 endif
 
 bench: deps
@@ -113,7 +124,7 @@ check: deps
 	@$(MAKE) --no-print-directory tree
 	@$(S)/run-matrix.sh check
 	@[ "$${DRY_RUN:-0}" = 1 ] || CONFIG=smoke checks/harness-selftest.sh
-	@[ "$${DRY_RUN:-0}" = 1 ] || $(S)/fault-boots.sh
+	@$(S)/fault-boots.sh
 	@[ "$${DRY_RUN:-0}" = 1 ] || $(MAKE) --no-print-directory meter METER=off
 
 prep: deps

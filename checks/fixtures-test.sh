@@ -8,10 +8,15 @@
 #  - checks/node-arrays.sh --diff on checks/fixtures/node-arrays/*.diff:
 #    good-*.diff must pass, bad-*.diff must fail.
 #  - checks/cr3-consumers.sh --tree on two made-up trees.
+#  - checks/results-provenance.sh on the made-up repositories
+#    checks/fixtures/results/*/: good*/ must pass, bad-*/ must fail.
 #  - the boot matrices: scripts/run-matrix.sh DRY_RUN=1 on each
 #    qemu-smoke/matrix file (REV=v3, an empty WORK: no guest facts) must
-#    list exactly the boots of checks/fixtures/matrix/NAME.boots, and a
-#    filter that keeps no row must fail.
+#    list exactly the boots of checks/fixtures/matrix/NAME.boots, and
+#    scripts/fault-boots.sh those of checks/fixtures/fault-boots.boots; a
+#    filter that keeps no row and each checks/fixtures/matrix-bad/ file
+#    must fail; the guest facts of two made-up builds
+#    (checks/fixtures/facts/) must be those of facts/boots.
 #  - the meter itself without QEMU: qemu-smoke/plugin/selftest.c plays a
 #    two-node run with phase markers and checks the counters, and the
 #    report it writes must pass checks/meter.sh --assert.
@@ -107,10 +112,53 @@ for m in "$REPO"/checks/fixtures/matrix/*.boots; do
 	m=${m##*/}
 	expect pass "matrix ${m%.boots}: the recorded boots" matrix_same "${m%.boots}"
 done
+# The fault-injection boots, listed the same way (with no build, SIZE
+# stands for the size of a copy).
+fault_boots() {
+	WORK=$tmp/work REV=v3 DRY_RUN=1 TOPO='' CONFIG='' APPEND='' \
+		"$REPO/scripts/fault-boots.sh" 2>/dev/null |
+		sed -e "s|$REPO|REPO|g" -e "s|$tmp/work|WORK|g"
+}
+expect pass "fault boots: the recorded boots" \
+	diff -u "$REPO/checks/fixtures/fault-boots.boots" <(fault_boots)
+# The guest facts come from the build's .config: two made-up builds
+# (checks/fixtures/facts/*.config) under a matrix of their own. A build
+# that is off by default gets kernel_replication=on where a boot expects
+# replication.
+facts_boots() {
+	local c
+	for c in smoke distro; do
+		mkdir -p "$tmp/facts/build/6.12-v3-$c"
+		cp "$REPO/checks/fixtures/facts/$c.config" "$tmp/facts/build/6.12-v3-$c/.config"
+	done
+	WORK=$tmp/facts REV=v3 DRY_RUN=1 TOPO='' CONFIG='' APPEND='' \
+		"$REPO/scripts/run-matrix.sh" "$REPO/checks/fixtures/facts/matrix" 2>/dev/null |
+		sed -e "s|$REPO|REPO|g" -e "s|$tmp/facts|WORK|g"
+}
+expect pass "guest facts from made-up builds" \
+	diff -u "$REPO/checks/fixtures/facts/boots" <(facts_boots)
+# Matrices with a wrong row must fail before anything is built.
+for m in "$REPO"/checks/fixtures/matrix-bad/*; do
+	expect fail "bad matrix ${m##*/}" env WORK="$tmp/work" REV=v3 DRY_RUN=1 CONFIG= TOPO= \
+		"$REPO/scripts/run-matrix.sh" "$m"
+done
 expect fail "matrix filter that keeps no row" env WORK="$tmp/work" REV=v3 DRY_RUN=1 CONFIG= TOPO=8node \
 	"$REPO/scripts/run-matrix.sh" debug
 expect fail "matrix filter of an unknown topology" env WORK="$tmp/work" REV=v3 DRY_RUN=1 CONFIG= TOPO=nosuch \
 	"$REPO/scripts/run-matrix.sh" smoke
+# results-provenance.sh on made-up repositories (README.md and results/).
+roots=("$REPO"/checks/fixtures/results/*/)
+[ ${#roots[@]} -gt 0 ] || die "no fixture in checks/fixtures/results/"
+for r in "${roots[@]}"; do
+	r=${r%/}
+	name=${r##*/}
+	case "$name" in
+	good*) want=pass ;;
+	bad-*) want=fail ;;
+	*) die "checks/fixtures/results/$name: name it good* or bad-WHY" ;;
+	esac
+	expect "$want" "results-provenance $name" "$REPO/checks/results-provenance.sh" "$r"
+done
 # The meter's self-test: its output on success is its summary line; the
 # arguments it makes the meter refuse print to $tmp/selftest.err.
 meter_selftest() {

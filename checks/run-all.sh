@@ -25,7 +25,7 @@ step() { # NAME COMMAND...
 
 host_sh=(scripts/*.sh checks/*.sh)
 [ ! -f .ci/run ] || host_sh+=(.ci/run)
-guest_sh=(qemu-smoke/guest/init qemu-smoke/guest/*.sh qemu-smoke/guest/*/*.sh)
+guest_sh=(qemu-smoke/guest/init qemu-smoke/guest/*/*.sh)
 py=(qemu-smoke/*.py qemu-smoke/tests/*.py)
 step shellcheck shellcheck "${host_sh[@]}"
 # Guest scripts source guest paths (/lib/ktap.sh, /tests/*): not on the host.
@@ -42,6 +42,8 @@ step py_compile py_compile
 step fixtures "$REPO/checks/fixtures-test.sh"
 # boot.py's parsers on recorded console and KTAP logs (a second, no QEMU).
 step harness-unit python3 "$REPO/qemu-smoke/tests/run.py"
+# Every results entry with its provenance, indexed, linked (no build).
+step results-provenance bash checks/results-provenance.sh
 
 if [ "$REV" != base ]; then
 	step tree "$REPO/scripts/tree.sh"

@@ -22,7 +22,7 @@ import sys
 KERNELS = ("base", "series", "series-off")
 # Published idle DRAM load latencies of 2-socket servers, in ns: (name,
 # local, remote, source). The sources and the quotes are in
-# bench-results/model-sources.md.
+# results/model-sources.md.
 LATENCIES = (
     ("Intel SPR 2S", 114, 194, "Mess results, 2 x Xeon Platinum 8480+, DDR5-4800, unloaded"),
     ("AMD 2S (provisional)", 122, 244, "AnandTech, Rome NPS1 local; remote 2.0 x local, a rough guide"),
@@ -283,7 +283,7 @@ def model_tables(fields):
 
 
 # Published measurements on real hardware, to read beside the model (from
-# bench-results/model-sources.md section 4, which quotes the mails).
+# results/model-sources.md section 4, which quotes the mails).
 PUBLISHED = [
     "## Published measurements on real hardware (for comparison; not ours)", "",
     "| system | benchmark | result | source |", "|---|---|---|---|",

@@ -11,7 +11,6 @@ panicked, printed a splat, hung or was cut short, 3 bad input.
 """
 
 import argparse
-import json
 import os
 import shlex
 import subprocess
@@ -19,7 +18,7 @@ import sys
 import time
 
 from guestlog import SkipRules, judge
-from topology import Topology
+from topology import Topology, TopologyError
 
 EXPECTED_SKIPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "expected-skips")
 
@@ -35,8 +34,6 @@ def parse_args():
     ap.add_argument("--label", default="", help="kernel label for the report row")
     ap.add_argument("--expect-repl", action="store_true",
                     help="the kernel replicates: the guest asserts locality")
-    ap.add_argument("--backend", choices=("ram", "file"), default="ram")
-    ap.add_argument("--plugin", default="", help="QEMU TCG plugin argument (-plugin)")
     ap.add_argument("--meter", default="",
                     help="locality meter plugin (.so): file-backed nodes, report in OUT/locality.txt")
     ap.add_argument("--meter-args", default="",
@@ -64,7 +61,7 @@ def kernel_cmdline(topo, opts):
     cmdline = ["console=ttyS0,115200", "pti=on", "panic=-1",
                *([] if opts.expect_faults else ["oops=panic"]), "loglevel=7",
                f"ktv_nodes={len(topo.nodes)}", f"ktv_cpus={topo.cpus}",
-               f"ktv_levels={topo.levels}", f"ktv_topo={topo.name}",
+               f"ktv_levels={topo.levels}",
                f"ktv_memnodes={topo.memnodes()}", f"ktv_slit={topo.slit()}",
                f"ktv_homes={topo.homes()}"]
     if topo.dimms:
@@ -76,7 +73,9 @@ def kernel_cmdline(topo, opts):
 
 def qemu_command(topo, opts, console_log, ktap_log):
     accel = "tcg,thread=multi" if opts.mttcg else "tcg,thread=single"
-    backend = "file" if opts.meter else opts.backend
+    # The meter finds a fetch's node from the host address of its bytes:
+    # each node's memory is a file of its own then.
+    backend = "file" if opts.meter else "ram"
     qemu = ["qemu-system-x86_64", "-machine", "q35", "-accel", accel,
             *topo.qemu_args(backend, opts.out),
             "-kernel", opts.kernel, "-initrd", opts.initrd,
@@ -85,8 +84,6 @@ def qemu_command(topo, opts, console_log, ktap_log):
             "-serial", f"file:{console_log}", "-serial", f"file:{ktap_log}"]
     if opts.icount:
         qemu += ["-icount", "shift=0,sleep=off"]
-    if opts.plugin:
-        qemu += ["-plugin", opts.plugin]
     if opts.meter:
         qemu += ["-plugin", f"{opts.meter},cpunodes={topo.cpunodes()},homes={topo.homes()},"
                  f"out={os.path.join(opts.out, 'locality.txt')}"
@@ -106,21 +103,24 @@ def run_qemu(qemu, timeout):
     return None
 
 
-def main():
-    opts = parse_args()
+def check_inputs(opts):
+    """The allow-list of skips and the topology, or None after saying what is wrong."""
     for f in (opts.kernel, opts.initrd, opts.topo):
         if not os.path.isfile(f):
             print(f"boot.py: error: no such file: {f}", file=sys.stderr)
-            return 3
+            return None
     if not os.path.exists(opts.allow_skips):
         print(f"boot.py: error: no allow-list of skips: {opts.allow_skips}", file=sys.stderr)
-        return 3
+        return None
     try:
-        rules = SkipRules(read(opts.allow_skips), opts.allow_skips)
-    except ValueError as err:
+        return SkipRules(read(opts.allow_skips), opts.allow_skips), Topology(opts.topo)
+    except ValueError as err:  # TopologyError too
         print(f"boot.py: error: {err}", file=sys.stderr)
-        return 3
-    topo = Topology(opts.topo)
+        return None
+
+
+def boot(topo, opts):
+    """Run the guest, its logs in opts.out: (console log, KTAP log, QEMU's verdict, seconds)."""
     os.makedirs(opts.out, exist_ok=True)
     console_log = os.path.join(opts.out, "console.log")
     ktap_log = os.path.join(opts.out, "ktap.log")
@@ -130,30 +130,19 @@ def main():
     qemu = qemu_command(topo, opts, console_log, ktap_log)
     with open(os.path.join(opts.out, "qemu.cmd"), "w", encoding="utf-8") as f:
         f.write(shlex.join(qemu) + "\n")
-
     start = time.monotonic()
-    try:
-        qemu_verdict = run_qemu(qemu, opts.timeout)
-    except FileNotFoundError:
-        print("boot.py: error: qemu-system-x86_64 not found: run 'make deps'", file=sys.stderr)
-        return 3
-    seconds = time.monotonic() - start
+    qemu_verdict = run_qemu(qemu, opts.timeout)
+    return read(console_log), read(ktap_log), qemu_verdict, time.monotonic() - start
 
-    console = read(console_log)
-    topo_name = topo.name + ("/prot" if opts.expect_faults else "")
-    j = judge(console, read(ktap_log), label=opts.label, topo=topo_name, rules=rules,
-              expect_faults=opts.expect_faults, qemu_verdict=qemu_verdict)
+
+def report(opts, topo_name, topo, seconds, j, console):
+    """Print the row (and what explains a failed one); return the exit status."""
     counts, verdict = j.ktap.counts, j.verdict
-    row = {"kernel": opts.label, "topology": topo_name, "nodes": len(topo.nodes),
-           "cpus": topo.cpus, "seconds": round(seconds, 1), **counts, "verdict": verdict,
-           "failed": j.ktap.failed, "unexpected_skips": j.unexpected_skips}
-    with open(os.path.join(opts.out, "result.json"), "w", encoding="utf-8") as f:
-        json.dump(row, f)
     if opts.header:
         print(f"{'kernel':<24} {'topology':<15} {'nodes':>5} {'cpus':>4} {'boot s':>6} "
               f"{'pass':>4} {'fail':>4} {'skip':>4}  verdict")
-    print(f"{opts.label:<24} {topo_name:<15} {row['nodes']:>5} {row['cpus']:>4} "
-          f"{row['seconds']:>6} {counts['pass']:>4} {counts['fail']:>4} {counts['skip']:>4}  {verdict}")
+    print(f"{opts.label:<24} {topo_name:<15} {len(topo.nodes):>5} {topo.cpus:>4} "
+          f"{seconds:>6.1f} {counts['pass']:>4} {counts['fail']:>4} {counts['skip']:>4}  {verdict}")
     if verdict == "ok":
         return 0
     if j.splat:
@@ -164,6 +153,26 @@ def main():
         print("\n".join("    | " + line for line in console.splitlines()[-15:]))
     print(f"    logs: {opts.out}")
     return 1 if verdict.startswith("FAIL") else 2
+
+
+def main():
+    opts = parse_args()
+    inputs = check_inputs(opts)
+    if inputs is None:
+        return 3
+    rules, topo = inputs
+    try:
+        console, ktap, qemu_verdict, seconds = boot(topo, opts)
+    except FileNotFoundError:
+        print("boot.py: error: qemu-system-x86_64 not found: run 'make deps'", file=sys.stderr)
+        return 3
+    except TopologyError as err:
+        print(f"boot.py: error: {err}", file=sys.stderr)
+        return 3
+    topo_name = topo.name + ("/prot" if opts.expect_faults else "")
+    j = judge(console, ktap, label=opts.label, topo=topo_name, rules=rules,
+              expect_faults=opts.expect_faults, qemu_verdict=qemu_verdict)
+    return report(opts, topo_name, topo, seconds, j, console)
 
 
 def read(path):

@@ -10,6 +10,10 @@ import os
 import re
 
 
+class TopologyError(ValueError):
+    """A topology file that cannot be booted: bad input (boot.py exits 3)."""
+
+
 class Topology:
     """A topology file: cpus N / node ID [cpus=A-B] [mem=SIZE] / dist A B V /
     paging 4|5 / append KERNEL-PARAMETERS / dimm NODE SIZE ADDR. A node
@@ -45,9 +49,9 @@ class Topology:
                     else:
                         raise ValueError(key)
                 except (ValueError, IndexError, KeyError, AssertionError) as err:
-                    raise SystemExit(f"{path}:{lineno}: bad line ({err}): {line.strip()}")
+                    raise TopologyError(f"{path}:{lineno}: bad line ({err}): {line.strip()}") from err
         if not self.cpus or not self.nodes:
-            raise SystemExit(f"{path}: needs a 'cpus' line and at least one 'node' line")
+            raise TopologyError(f"{path}: needs a 'cpus' line and at least one 'node' line")
 
     def qemu_args(self, backend, workdir):
         cpu = "max" if self.levels == 5 else "max,la57=off"
@@ -56,7 +60,7 @@ class Topology:
         # spans nodes.
         nodes = sum(1 for _, cpus, _ in self.nodes if cpus)
         if not nodes or self.cpus % nodes:
-            raise SystemExit(f"{self.name}: {self.cpus} CPUs do not split into {nodes} nodes")
+            raise TopologyError(f"{self.name}: {self.cpus} CPUs do not split into {nodes} nodes")
         smp = f"{self.cpus},sockets={nodes},cores={self.cpus // nodes},threads=1"
         args = ["-cpu", cpu, "-smp", smp, "-m", self.memory_arg(mem)]
         for nid, cpus, size in self.nodes:
@@ -87,7 +91,7 @@ class Topology:
         if not self.dimms:
             return f"{mem}M"
         if mem > 2048:
-            raise SystemExit(f"{self.name}: DIMMs need the boot memory below 2 GiB")
+            raise TopologyError(f"{self.name}: DIMMs need the boot memory below 2 GiB")
         end = max(addr // 2**20 + size for _, size, addr in self.dimms)
         maxmem = mem + max(end - 4096, 0) + 1024 * len(self.dimms)
         return f"{mem}M,slots={len(self.dimms)},maxmem={maxmem}M"
@@ -136,5 +140,5 @@ def parse_size(text):
     """'512M' or '1G' -> MiB."""
     m = re.fullmatch(r"(\d+)([MG])", text)
     if not m:
-        raise SystemExit(f"bad memory size {text!r}: use e.g. 512M or 1G")
+        raise TopologyError(f"bad memory size {text!r}: use e.g. 512M or 1G")
     return int(m.group(1)) * (1024 if m.group(2) == "G" else 1)

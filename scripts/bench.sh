@@ -35,7 +35,10 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/boot-lib.sh"
 need python3 gnuplot qemu-system-x86_64 make gcc
+no_dry_run
 
+[ "$CONFIG" = smoke ] ||
+	ignores_filter CONFIG "$CONFIG" "bench compares the base kernel and REV, both built with smoke"
 [ "$REV" != base ] || die "REV=base: name a revision to compare with the base kernel (REV=v1)"
 topos=${TOPO:-${BENCH_TOPOS:-1node 2node 4node}}
 rounds=${BENCH_ROUNDS:-5}

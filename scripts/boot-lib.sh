@@ -30,15 +30,26 @@ guest_facts() {
 # boot_guest NAME TOPO LABEL WORDS [boot.py options...]: boot the bzImage
 # and initramfs of $BUILD on qemu-smoke/topologies/TOPO.topo. LABEL is the
 # row's first column, which qemu-smoke/expected-skips matches; WORDS are
-# the row's own kernel parameters, followed on the command line by the
-# guest facts and then the user's APPEND. Logs
+# the row's own kernel parameters (and kernel_replication=on for a build
+# that is off by default, given --expect-repl), followed on the command
+# line by the guest facts and then the user's APPEND. Logs
 # go to $WORK/results/$BASE-$REV-$CONFIG/NAME; the limit is TIMEOUT
 # seconds (150). Options given after WORDS come last and win: --kernel,
 # --initrd, --out, --timeout to override, --expect-repl, --expect-faults,
 # --header. With DRY_RUN=1, print the command instead of running it.
 boot_guest() {
-	local name=$1 topo=$2 label=$3 cmdline
-	read -ra cmdline <<<"$4 $(guest_facts) ${APPEND:-}"
+	local name=$1 topo=$2 label=$3 row=$4 cmdline
+	# A build that replicates only when asked (Debian's configuration:
+	# CONFIG_KERNEL_REPLICATION_DEFAULT_ON off) is asked, when the boot
+	# expects replication and its words do not say otherwise.
+	case " ${*:5} " in
+	*" --expect-repl "*)
+		if grep -qsx '# CONFIG_KERNEL_REPLICATION_DEFAULT_ON is not set' "$BUILD/.config"; then
+			case " $row " in *" kernel_replication="*) ;; *) row="$row kernel_replication=on" ;; esac
+		fi
+		;;
+	esac
+	read -ra cmdline <<<"$row $(guest_facts) ${APPEND:-}"
 	local cmd=(python3 "$REPO/qemu-smoke/boot.py"
 		--kernel "$BUILD/arch/x86/boot/bzImage" --initrd "$BUILD/initramfs.cpio.gz"
 		--topo "$REPO/qemu-smoke/topologies/$topo.topo"

@@ -10,7 +10,7 @@
 expects_replication() {
 	[ "$REV" != base ] || return 1
 	case "$CONFIG" in
-	smoke | smoke-nopti | smoke-4level | debug | distro) return 0 ;;
+	smoke | smoke-nopti | smoke-4level | smoke-hyperv | debug | distro) return 0 ;;
 	*) return 1 ;;
 	esac
 }

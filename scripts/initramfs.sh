@@ -46,7 +46,7 @@ fuzz_tools() {
 guest=$REPO/qemu-smoke/guest
 list=$BUILD/initramfs.list
 {
-	for d in /bin /sbin /dev /proc /sys /tmp /lib /lib/modules /lib/modules/test /tests /bench /protect /stress /meter; do
+	for d in /bin /sbin /dev /proc /sys /tmp /lib /lib/modules /lib/modules/test /tests /bench /protect /stress /meter /selftest; do
 		echo "dir $d 0755 0 0"
 	done
 	echo "nod /dev/console 0600 0 0 c 5 1"
@@ -56,9 +56,10 @@ list=$BUILD/initramfs.list
 		if [ "$a" != busybox ]; then echo "slink /bin/$a busybox 0777 0 0"; fi
 	done
 	echo "file /init $guest/init 0755 0 0"
-	echo "file /lib/ktap.sh $guest/ktap.sh 0644 0 0"
-	echo "file /lib/ktv.sh $guest/ktv.sh 0644 0 0"
-	echo "file /lib/ktv-fail.sh $guest/ktv-fail.sh 0644 0 0"
+	for l in "$guest"/lib/*.sh; do
+		echo "file /lib/${l##*/} $l 0644 0 0"
+	done
+	echo "file /selftest/ktv-fail.sh $guest/selftest/ktv-fail.sh 0644 0 0"
 	for t in "$guest"/tests/*.sh; do
 		echo "file /tests/${t##*/} $t 0644 0 0"
 	done

@@ -14,6 +14,8 @@ WORK=${WORK:-$HOME/.cache/ktext-repl}
 BASE=${BASE:-6.12}
 CONFIG=${CONFIG:-smoke}
 KNOWN_BASES="6.12 6.1"
+# The configurations config_fragments knows.
+KNOWN_CONFIGS="smoke smoke-off smoke-nopti smoke-4level smoke-hyperv debug distro"
 
 # The identity of the pristine import commit is fixed, so that the base
 # commit (and every series' base-commit: line) is the same on every machine.
@@ -82,11 +84,19 @@ TREE=$WORK/trees/$BASE-$REV
 BUILD=$WORK/build/$BASE-$REV-$CONFIG
 export REPO WORK BASE REV CONFIG SERIES_DIR COVER_DIR TREE BUILD PATCH_AUTHOR
 
-# ignores_filter VAR WHAT: for a target whose boots are fixed, say that
-# the filter VAR (TOPO, CONFIG), which the matrix targets honour, is not
-# honoured here, and what the target boots instead.
+# ignores_filter NAME VALUE WHAT: for a target whose boots are fixed, say
+# that the filter NAME (TOPO, CONFIG), which the matrix targets honour, was
+# given as VALUE and is not honoured here, and what the target boots
+# instead (WHAT). Silent when VALUE is empty.
 ignores_filter() {
-	if [ -n "${!1:-}" ]; then say "$1=${!1} is not honoured here: $2"; fi
+	if [ -n "$2" ]; then say "$1=$2 is not honoured here: $3"; fi
+}
+
+# no_dry_run: for a target whose boots read each other's results (stress,
+# bench, meter, selftest), DRY_RUN=1 cannot list them: refuse it.
+no_dry_run() {
+	[ "${DRY_RUN:-0}" != 1 ] ||
+		die "DRY_RUN=1: this target's boots depend on each other's results, so it cannot list them; the matrix targets can"
 }
 
 # Print the series' patches, in order, as paths.
@@ -171,7 +181,7 @@ config_fragments() {
 		debian_config
 		frags="repl-on distro"
 		;;
-	*) die "unknown CONFIG '$CONFIG': known are smoke, smoke-off, smoke-nopti, smoke-4level, smoke-hyperv, debug, distro" ;;
+	*) die "unknown CONFIG '$CONFIG': known are $KNOWN_CONFIGS" ;;
 	esac
 	for f in $frags; do
 		printf '%s\n' "$REPO/qemu-smoke/configs/$f.config"

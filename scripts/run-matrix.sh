@@ -1,6 +1,6 @@
 #!/bin/bash
 # run-matrix.sh MATRIX: build and boot the rows of qemu-smoke/matrix/MATRIX
-# for BASE/REV, one configuration after the other: build it (and its
+# (or of the file MATRIX, when it has a slash) for BASE/REV, one configuration after the other: build it (and its
 # initramfs), check its .config, boot its rows BOOT_JOBS at a time (one
 # per host core), print one line per boot in the file's order. Exits
 # non-zero if a build or a boot failed.
@@ -18,40 +18,117 @@ config_filter=${CONFIG:-}
 . "$(dirname "$0")/expect.sh"
 . "$(dirname "$0")/boot-lib.sh"
 need python3 qemu-system-x86_64
+# Words such as ftrace_filter=krepl_* are kernel parameters, not patterns.
+set -f
 
 matrices() { find "$REPO/qemu-smoke/matrix" -type f ! -name '*.md' -printf '%f ' | tr ' ' '\n' | sort | tr '\n' ' '; }
-[ $# = 1 ] || die "usage: run-matrix.sh MATRIX (one of: $(matrices))"
-matrix=$REPO/qemu-smoke/matrix/$1
+[ $# = 1 ] || die "usage: run-matrix.sh MATRIX (one of: $(matrices), or a file's path)"
+case "$1" in
+*/*) matrix=$1 ;;
+*) matrix=$REPO/qemu-smoke/matrix/$1 ;;
+esac
 [ -f "$matrix" ] || die "no matrix '$1' in qemu-smoke/matrix: known are $(matrices)"
 topodir=$REPO/qemu-smoke/topologies
 all_topos=$(find "$topodir" -name '*.topo' -printf '%f\n' | sed 's,\.topo$,,' | sort | tr '\n' ' ')
 for t in ${TOPO:-}; do
 	case " $all_topos " in *" $t "*) ;; *) die "unknown topology '$t': known are $all_topos" ;; esac
 done
+for c in $config_filter; do
+	case " $KNOWN_CONFIGS " in *" $c "*) ;; *) die "unknown configuration '$c': known are $KNOWN_CONFIGS" ;; esac
+done
 
-# The rows, filtered, as "CONFIG TOPO SUITE EXPECT TIMEOUT LABEL WORDS...".
+# matrix_rows FILE [CONFIG...]: the rows of FILE, comments dropped, with
+# "include MATRIX [CONFIG...]" lines replaced by MATRIX's rows (only those
+# of the CONFIGs named, when any are).
+matrix_rows() {
+	local file=$1 c rest inc
+	shift
+	while read -r c rest; do
+		case "$c" in '' | '#'*) continue ;; esac
+		rest=${rest%%[[:space:]]#*}
+		if [ "$c" = include ]; then
+			read -ra inc <<<"$rest"
+			if [ ${#inc[@]} = 0 ] || [ ! -f "$REPO/qemu-smoke/matrix/${inc[0]}" ] ||
+				[ "${inc[0]}" = "${file##*/}" ]; then
+				die "$file: cannot include '$rest'"
+			fi
+			matrix_rows "$REPO/qemu-smoke/matrix/${inc[0]}" "${inc[@]:1}"
+			continue
+		fi
+		if [ $# -gt 0 ]; then
+			case " $* " in *" $c "*) ;; *) continue ;; esac
+		fi
+		printf '%s %s\n' "$c" "$rest"
+	done <"$file"
+}
+
+# The boots, filtered, one per line: CONFIG TOPOLOGY NAME LABEL OPTIONS
+# TIMEOUT EXPECT WORDS..., where NAME is the output folder's name,
+# OPTIONS boot.py's options joined by commas (- for none).
 rows=$(mktemp)
 out=$(mktemp -d)
-trap 'rm -rf "$rows" "$out"' EXIT
+# descendants PID...: the PIDs and all their children's, parents first.
+# shellcheck disable=SC2317 # called from cleanup, the EXIT trap
+descendants() {
+	local p
+	for p; do
+		echo "$p"
+		# shellcheck disable=SC2046 # one word per child
+		descendants $(cat /proc/"$p"/task/*/children 2>/dev/null)
+	done
+}
+# Killed or failed: no guest outlives the runner (boot.py's QEMU included).
+# shellcheck disable=SC2317 # the EXIT trap
+cleanup() {
+	local running pids
+	running=$(jobs -p)
+	# shellcheck disable=SC2086 # one word per PID
+	pids=$(descendants $running)
+	# shellcheck disable=SC2086 # one word per PID
+	[ -z "$pids" ] || kill $pids 2>/dev/null || true
+	rm -rf "$rows" "$out"
+}
+trap cleanup EXIT
+matrix_rows "$matrix" >"$rows.raw"
 while read -r c topos suite expect limit label words; do
-	case "$c" in '' | '#'*) continue ;; esac
 	[ -n "$label" ] || die "$matrix: short row for $c"
+	case " $KNOWN_CONFIGS " in *" $c "*) ;; *) die "$matrix: unknown configuration '$c'" ;; esac
 	case "$suite/$expect" in
 	tests/auto | tests/off | tests/repl | protect/auto | protect/repl) ;;
 	*) die "$matrix: row for $c: SUITE '$suite' with EXPECT '$expect' (SUITE tests or protect, EXPECT auto, off or repl)" ;;
 	esac
+	case "$limit" in '' | *[!0-9]*) die "$matrix: row for $c: TIMEOUT '$limit' is not a number of seconds" ;; esac
 	if [ -n "$config_filter" ]; then
 		case " $config_filter " in *" $c "*) ;; *) continue ;; esac
 	fi
 	[ "$topos" = '*' ] && topos=$all_topos
+	words=${words#-}
 	for t in ${topos//,/ }; do
+		case " $all_topos " in *" $t "*) ;; *) die "$matrix: row for $c: unknown topology '$t'" ;; esac
 		if [ -n "${TOPO:-}" ]; then
 			case " $TOPO " in *" $t "*) ;; *) continue ;; esac
 		fi
-		echo "$c $t $suite $expect $limit $label ${words#-}"
+		# The folder is TOPOLOGY[-SUITE][-LABEL without its CONFIG- prefix];
+		# the report's label BASE-REV-CONFIG or BASE-REV-LABEL.
+		name=$t opts=- w=$words
+		if [ "$suite" != tests ]; then
+			name=$name-$suite
+			w="ktv_suite=$suite${words:+ $words}"
+		fi
+		[ "$suite" = protect ] && opts=--expect-faults
+		if [ "$label" = = ]; then
+			l=$BASE-$REV-$c
+		else
+			name=$name-${label#"$c"-}
+			l=$BASE-$REV-$label
+		fi
+		echo "$c $t $name $l $opts $limit $expect $w"
 	done
-done <"$matrix" >"$rows"
+done <"$rows.raw" >"$rows"
+rm -f "$rows.raw"
 [ -s "$rows" ] || die "matrix $1 has no row for CONFIG='$config_filter' TOPO='${TOPO:-}'"
+dup=$(awk '{ print $1 "/" $3 }' "$rows" | sort | uniq -d | tr '\n' ' ')
+[ -z "$dup" ] || die "matrix $1: two boots write to one folder: $dup"
 # A filter word that keeps nothing is a typo or a wrong matrix: say so.
 for w in $config_filter; do
 	awk -v w="$w" '$1 == w { f = 1 } END { exit !f }' "$rows" || say "CONFIG word '$w' keeps no row of matrix $1"
@@ -59,28 +136,21 @@ done
 for w in ${TOPO:-}; do
 	awk -v w="$w" '$2 == w { f = 1 } END { exit !f }' "$rows" || say "TOPO word '$w' keeps no row of matrix $1"
 done
+jobs_max=${BOOT_JOBS:-$(nproc)}
+case "$jobs_max" in '' | 0 | *[!0-9]*) die "BOOT_JOBS='$jobs_max': a number of guests at a time, at least 1" ;; esac
 
-# start_row N CONFIG TOPO SUITE EXPECT TIMEOUT LABEL [WORDS...]: one boot,
-# in the background, its report in $out/N.row and exit code in $out/N.rc.
+# start_row N TOPOLOGY NAME LABEL OPTIONS TIMEOUT EXPECT [WORDS...]: one
+# boot of $CONFIG, in the background, its report in $out/N.row and exit
+# code in $out/N.rc. The first of a configuration prints the header.
 start_row() {
-	local n=$1 suite=$4 expect=$5 label=$7 name=$3 words=("${@:8}") opts=()
-	while [ "$(jobs -pr | wc -l)" -ge "${BOOT_JOBS:-$(nproc)}" ]; do wait -n || true; done
-	if [ "$suite" != tests ]; then
-		name=$name-$suite
-		words=("ktv_suite=$suite" "${words[@]}")
-	fi
-	[ "$suite" = protect ] && opts+=(--expect-faults)
-	if [ "$expect" != off ] && expects_replication; then opts+=(--expect-repl); fi
-	if [ "$label" = = ]; then
-		label=$BASE-$REV-$CONFIG
-	else
-		name=$name-${label#"$CONFIG"-}
-		label=$BASE-$REV-$label
-	fi
+	local n=$1 opts=()
+	while [ "$(jobs -pr | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+	[ "$5" = - ] || IFS=, read -ra opts <<<"$5"
+	if [ "$7" != off ] && expects_replication; then opts+=(--expect-repl); fi
 	[ "$n" = "$first" ] && opts+=(--header)
 	{
 		rc=0
-		TIMEOUT=${TIMEOUT:-$6} boot_guest "$name" "$3" "$label" "${words[*]}" "${opts[@]}" \
+		TIMEOUT=${TIMEOUT:-$6} boot_guest "$3" "$2" "$4" "${*:8}" "${opts[@]}" \
 			>"$out/$n.row" 2>&1 || rc=$?
 		echo "$rc" >"$out/$n.rc"
 	} &
@@ -113,13 +183,14 @@ for c in "${configs[@]}"; do
 		fi
 	fi
 	first=$((n + 1))
-	while read -r rc_ t suite expect limit label words; do
-		[ "$rc_" = "$c" ] || continue
-		# "off" and "repl": only where the configuration replicates.
+	while read -r row_config t name label opts limit expect words; do
+		[ "$row_config" = "$c" ] || continue
+		# "off" and "repl": only where the configuration replicates;
+		# "off" rows assert the one-copy baseline.
 		if [ "$expect" != auto ] && ! expects_replication; then continue; fi
 		n=$((n + 1))
 		# shellcheck disable=SC2086 # the row's words
-		start_row "$n" "$c" "$t" "$suite" "$expect" "$limit" "$label" $words
+		start_row "$n" "$t" "$name" "$label" "$opts" "$limit" "$expect" $words
 	done <"$rows"
 	wait
 	for i in $(seq "$first" "$n"); do
@@ -130,7 +201,9 @@ for c in "${configs[@]}"; do
 		fi
 	done
 done
-if [ "$rc" = 0 ]; then
+if [ "${DRY_RUN:-0}" = 1 ]; then
+	say "$BASE $REV: matrix $1: $n boots listed, nothing built or booted (DRY_RUN)"
+elif [ "$rc" = 0 ]; then
 	say "$BASE $REV: matrix $1: every build and boot passed"
 else
 	say "$BASE $REV: matrix $1: FAILED: $(printf '%s\n' "${failed[@]}" | sort -u | tr '\n' ' ')(see the rows above)"

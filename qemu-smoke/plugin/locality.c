@@ -7,7 +7,7 @@
  * kernel instructions each vCPU fetched from its own node and from others.
  * See README.md in this directory for arguments and the output format.
  *
- * How a node is found: the smoke harness (boot.py --backend file) backs
+ * How a node is found: the smoke harness (boot.py --meter) backs
  * guest node N with a shared file mapping of <out>/nodeN.mem. At the first
  * translation the plugin reads /proc/self/maps and records the host ranges
  * of those files. qemu_plugin_insn_haddr() gives the host address of an
@@ -152,7 +152,7 @@ static const char *out_path;
  * 2-socket Intel Xeon Platinum 8480+ (Sapphire Rapids); the last-level
  * cache of a node is llc KiB per vCPU of that node (the LLC slice of one
  * core, times the cores modelled), as if every core of the socket were
- * as busy as ours. Sources: bench-results/model-sources.md.
+ * as busy as ours. Sources: results/model-sources.md.
  */
 struct cm_shape {
 	const char *name;
@@ -240,7 +240,7 @@ static void parse_maps(void)
 	}
 	fclose(f);
 	if (!n_ranges)
-		fprintf(stderr, "locality: no nodeN.mem mapping found: boot with --backend file; all fetches count as other\n");
+		fprintf(stderr, "locality: no nodeN.mem mapping found: boot with boot.py --meter; all fetches count as other\n");
 }
 
 static int node_of(const void *host)

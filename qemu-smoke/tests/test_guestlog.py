@@ -1,6 +1,6 @@
-"""guestlog and topology on recorded guest logs and the real topology files, without QEMU.
+"""guestlog on recorded guest logs, without QEMU.
 
-The logs in data/ have the guest's KTAP format (guest/init, guest/ktap.sh)
+The logs in data/ have the guest's KTAP format (guest/init, guest/lib/ktap.sh)
 and the kernel's console messages; each case names the file it reads.
 """
 
@@ -12,7 +12,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SMOKE = os.path.dirname(HERE)
 sys.path.insert(0, SMOKE)
 
-import topology  # noqa: E402
 from guestlog import SkipRules, judge, parse_ktap, scan_console  # noqa: E402
 
 
@@ -292,40 +291,6 @@ class RecordedRuns(unittest.TestCase):
         j = judge("\n".join(console), data("real-v3-2node-prot.ktap"), label="6.12-v3-smoke",
                   topo="2node/prot", rules=RULES, expect_faults=True)
         self.assertTrue(j.verdict.startswith("SPLAT in expect-fault window"), j.verdict)
-
-
-class Topology(unittest.TestCase):
-    """What boot.py tells the guest about the topology (ktv_memnodes, ktv_slit, ktv_homes)."""
-
-    def topo(self, name):
-        return topology.Topology(os.path.join(SMOKE, "topologies", f"{name}.topo"))
-
-    def test_memoryless(self):
-        t = self.topo("memoryless")
-        self.assertEqual((t.memnodes(), t.slit(), t.homes()), ("0,1", "10.20.30/20.10.15/30.15.10", "0:1:1"))
-
-    def test_asymmetric(self):
-        self.assertEqual(self.topo("asym-slit").slit(), "10.20/40.10")
-
-    def test_dimm(self):
-        """QEMU's device memory region (from 4 GiB) reaches past the DIMM at
-        768 GiB; a DIMM of a node with boot memory adds no -numa node."""
-        t = self.topo("memhotplug")
-        self.assertEqual((t.ids(), t.memnodes(), t.dimm_param()), ([0, 1], "0,1", "0:0xc000000000:256"))
-        args = t.qemu_args("ram", "/tmp")
-        mem = args[args.index("-m") + 1]
-        self.assertEqual(mem, "1024M,slots=1,maxmem=784640M")
-        maxmem = int(mem.split("maxmem=")[1].rstrip("M"))
-        self.assertGreaterEqual(4096 + maxmem - 1024, 768 * 1024 + 256)
-        self.assertEqual(sum(a.startswith("node,") for a in args), 2)
-        self.assertIn("pc-dimm,id=dimm0,memdev=d0,node=0,addr=0xc000000000", args)
-
-    def test_no_dimm(self):
-        self.assertEqual(self.topo("2node").qemu_args("ram", "/tmp")[5], "1024M")
-
-    def test_no_dist_lines(self):
-        t = self.topo("1node")
-        self.assertEqual((t.memnodes(), t.slit(), t.homes()), ("0", "10", "0"))
 
 
 if __name__ == "__main__":

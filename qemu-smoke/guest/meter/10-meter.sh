@@ -16,7 +16,7 @@
 STATUS=/sys/kernel/debug/kernel_replication/status
 TRACE=/sys/kernel/tracing
 
-# shellcheck source=../ktv.sh
+# shellcheck source=../lib/ktv.sh
 . /lib/ktv.sh
 
 # ktv_probes=1: code outside the image and the modules runs at every

@@ -8,7 +8,7 @@
 # Each provoked fault is bracketed by expect-fault markers in the kernel
 # log; boot.py counts any other splat.
 
-# shellcheck source=../ktv.sh
+# shellcheck source=../lib/ktv.sh
 . /lib/ktv.sh
 
 LKDTM=$KTV_DBG/provoke-crash/DIRECT

@@ -10,7 +10,7 @@
 # their count before (none leaked); fresh processes' node PGDs equal
 # mm->pgd after races (pgdrace). Never run these tools on the host.
 
-# shellcheck source=../ktv.sh
+# shellcheck source=../lib/ktv.sh
 . /lib/ktv.sh
 
 # trinity's children never make exit, fork, vfork, clone or brk (marked

@@ -6,7 +6,7 @@
 # Counts come from the command line (ktv_mods, ktv_ftrace, ktv_kprobes,
 # ktv_flips, ktv_bpf, ktv_hotplug); each step reports its time.
 
-# shellcheck source=../ktv.sh
+# shellcheck source=../lib/ktv.sh
 . /lib/ktv.sh
 
 TRACE=/sys/kernel/tracing

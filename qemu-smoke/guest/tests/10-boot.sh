@@ -1,7 +1,7 @@
 # shellcheck shell=sh
 # The guest is the machine the topology describes, with the protections on.
 
-# shellcheck source=../ktv.sh
+# shellcheck source=../lib/ktv.sh
 . /lib/ktv.sh
 
 nodes=$(cat /sys/devices/system/node/online)

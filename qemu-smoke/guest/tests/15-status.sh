@@ -14,7 +14,7 @@
 #   (fail_kernel_replication=): the status says inactive.
 # - the option compiled out: no status file, no log line.
 
-# shellcheck source=../ktv.sh
+# shellcheck source=../lib/ktv.sh
 . /lib/ktv.sh
 
 KREPL_DIR=/sys/kernel/debug/kernel_replication

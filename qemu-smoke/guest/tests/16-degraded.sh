@@ -11,7 +11,7 @@
 #   page tables map that node's memory.
 # Skipped on every other boot.
 
-# shellcheck source=../ktv.sh
+# shellcheck source=../lib/ktv.sh
 . /lib/ktv.sh
 
 KREPL_STATUS=/sys/kernel/debug/kernel_replication/status

@@ -13,7 +13,7 @@
 # itself: nothing else forks or migrates meanwhile. A kernel without the
 # counter (series-v3 and older build every node's PGD at fork) skips.
 
-# shellcheck source=../ktv.sh
+# shellcheck source=../lib/ktv.sh
 . /lib/ktv.sh
 
 KREPL_STATUS=/sys/kernel/debug/kernel_replication/status

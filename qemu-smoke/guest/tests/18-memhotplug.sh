@@ -13,7 +13,7 @@
 # first). The memory goes offline
 # again at the end, so that the suites after this one see the boot nodes.
 
-# shellcheck source=../ktv.sh
+# shellcheck source=../lib/ktv.sh
 . /lib/ktv.sh
 
 KREPL=/sys/kernel/debug/kernel_replication

@@ -5,7 +5,7 @@
 # CPU must see its node's copy; on the base kernel every CPU sees the one
 # original copy.
 
-# shellcheck source=../ktv.sh
+# shellcheck source=../lib/ktv.sh
 . /lib/ktv.sh
 
 # A page of kernel data in a 2 MiB block that every node's tables map with

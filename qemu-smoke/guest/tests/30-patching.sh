@@ -4,7 +4,7 @@
 # JIT-compiled and a module is reloaded, every CPU's view of kernel and module text and rodata is
 # byte-identical to the original (and local, on a replication kernel).
 
-# shellcheck source=../ktv.sh
+# shellcheck source=../lib/ktv.sh
 . /lib/ktv.sh
 
 KTV_TRACE=/sys/kernel/tracing

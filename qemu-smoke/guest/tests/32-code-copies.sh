@@ -9,7 +9,7 @@
 # original's bytes; on any other kernel (earlier revisions, the 6.1
 # backport, the base kernel), one copy that every CPU shares.
 
-# shellcheck source=../ktv.sh
+# shellcheck source=../lib/ktv.sh
 . /lib/ktv.sh
 
 KTV_TRACE=/sys/kernel/tracing

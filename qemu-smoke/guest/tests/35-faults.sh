@@ -10,7 +10,7 @@
 # attribute's task filter, through failnext: the shell's own forks and
 # execs would take them first.
 
-# shellcheck source=../ktv.sh
+# shellcheck source=../lib/ktv.sh
 . /lib/ktv.sh
 
 FAIL=$KTV_DBG/fail_kernel_replication

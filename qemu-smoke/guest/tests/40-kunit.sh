@@ -4,7 +4,7 @@
 # replication started and skipped. Each case becomes one test here, with
 # the suite's verdict: ok, not ok, or skip with its reason.
 
-# shellcheck source=../ktv.sh
+# shellcheck source=../lib/ktv.sh
 . /lib/ktv.sh
 
 KUNIT_DIR=/sys/kernel/debug/kunit/kernel_replication

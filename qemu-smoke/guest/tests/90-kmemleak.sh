@@ -2,7 +2,7 @@
 # On a kernel with kmemleak (the debug configuration): after every other
 # test, a scan finds no leaked object. Skipped where kmemleak is absent.
 
-# shellcheck source=../ktv.sh
+# shellcheck source=../lib/ktv.sh
 . /lib/ktv.sh
 
 KMEMLEAK=/sys/kernel/debug/kmemleak
