@@ -23,7 +23,7 @@
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: help deps tree export status build bisect initramfs smoke debug distro variants stress selftest meter bench check prep send
+.PHONY: no-dry-run help deps tree export status build bisect initramfs smoke debug distro variants stress selftest meter bench check prep send
 
 help:
 	@echo "Targets:"
@@ -46,7 +46,8 @@ help:
 	@echo "  meter      build the TCG locality meter, prove it counts on the base kernel"
 	@echo "             (METER=off: on REV built with the option off)"
 	@echo "  bench      base kernel against REV: kbench, ftrace, memory, meter; table and plots"
-	@echo "  check      the tests: static checks, the smoke matrix with guest tests, meter"
+	@echo "  check      the tests: static checks, the check matrix (smoke, smoke-off, debug on"
+	@echo "             2node and la57), self-test, fault boots, meter (the order of README.md)"
 	@echo "  prep       b4 prep of REV in its work tree with cover-letters/REV"
 	@echo "  send       b4 send -o: write REV's messages for lore (offline)"
 	@echo "Variables: REV BASE WORK CONFIG TOPO DRY_RUN APPEND TIMEOUT BOOT_JOBS JOBS PATCH_AUTHOR (see Makefile)"
@@ -55,7 +56,7 @@ deps:
 	@$(S)/deps.sh
 
 tree: deps
-	@if [ "$${DRY_RUN:-0}" = 1 ]; then echo "DRY_RUN: the work tree is left as it is"; else $(S)/tree.sh; fi
+	@$(S)/tree.sh
 
 export:
 	@$(S)/export.sh
@@ -81,7 +82,8 @@ debug: tree
 
 # Debian's own configuration (linux-config-BASE) with the option on: build,
 # then the verifier and protection suites on 2node and cpuless. Not in CI
-# (a MAXSMP kernel costs about 45 minutes on two cores).
+# (its MAXSMP kernel took 84 min to build on two shared cores:
+# results/timings.md).
 distro: tree
 	@DEPS_DISTRO=1 $(S)/deps.sh
 	@$(S)/run-matrix.sh distro
@@ -90,11 +92,11 @@ distro: tree
 variants: tree
 	@$(S)/run-matrix.sh variants
 
-stress: tree
+stress: no-dry-run tree
 	@$(S)/stress.sh
 	@$(S)/fault-boots.sh
 
-selftest: build
+selftest: no-dry-run build
 	@$(S)/initramfs.sh
 	@checks/harness-selftest.sh
 
@@ -104,7 +106,7 @@ selftest: build
 # built for the smoke matrix (a base build would add ten minutes to CI).
 # METER=off also boots REV built with CONFIG=$${METER_SERIES:-smoke}, which
 # replicates, and compares their steady states: that build must exist.
-meter: deps
+meter: no-dry-run deps
 ifeq ($(METER),off)
 	@CONFIG=smoke-off $(S)/build.sh
 	@CONFIG=smoke-off $(S)/initramfs.sh
@@ -116,16 +118,22 @@ else
 	@CONFIG_ASKED="$${CONFIG:-}" REV=base CONFIG=smoke checks/meter.sh
 endif
 
-bench: deps
+bench: no-dry-run deps
 	@$(S)/bench.sh
 
+# The self-test and the meter of make check boot the smoke build.
 check: deps
+	@case " $${CONFIG:-smoke} " in *" smoke "*) ;; *) echo "make check: CONFIG='$$CONFIG' leaves out smoke, which the self-test and the meter boot: add it, or run make smoke/debug for the rows alone" >&2; exit 1 ;; esac
 	@[ "$${DRY_RUN:-0}" = 1 ] || checks/run-all.sh
 	@$(MAKE) --no-print-directory tree
 	@$(S)/run-matrix.sh check
 	@[ "$${DRY_RUN:-0}" = 1 ] || CONFIG=smoke checks/harness-selftest.sh
 	@$(S)/fault-boots.sh
 	@[ "$${DRY_RUN:-0}" = 1 ] || $(MAKE) --no-print-directory meter METER=off
+
+# Targets whose boots read each other's results cannot list them.
+no-dry-run:
+	@[ "$${DRY_RUN:-0}" != 1 ] || { echo "DRY_RUN=1: this target cannot list its boots (they read each other's results); smoke, check, debug, distro and variants can" >&2; exit 1; }
 
 prep: deps
 	@$(S)/b4.sh prep

@@ -142,6 +142,15 @@ for m in "$REPO"/checks/fixtures/matrix-bad/*; do
 	expect fail "bad matrix ${m##*/}" env WORK="$tmp/work" REV=v3 DRY_RUN=1 CONFIG= TOPO= \
 		"$REPO/scripts/run-matrix.sh" "$m"
 done
+# An include inside an include keeps to the outer list of configurations.
+nested_include() {
+	local boots
+	boots=$(WORK=$tmp/work REV=v3 DRY_RUN=1 TOPO='' CONFIG='' APPEND='' \
+		"$REPO/scripts/run-matrix.sh" "$REPO/checks/fixtures/matrix-nested" 2>&1) || return
+	grep -q -- '--label 6.12-v3-smoke ' <<<"$boots" || { echo "no smoke boot"; return 1; }
+	! grep -e smoke-off -e debug <<<"$boots" || { echo "boots beyond the outer list (above)"; return 1; }
+}
+expect pass "matrix include of an include" nested_include
 expect fail "matrix filter that keeps no row" env WORK="$tmp/work" REV=v3 DRY_RUN=1 CONFIG= TOPO=8node \
 	"$REPO/scripts/run-matrix.sh" debug
 expect fail "matrix filter of an unknown topology" env WORK="$tmp/work" REV=v3 DRY_RUN=1 CONFIG= TOPO=nosuch \

@@ -2,7 +2,8 @@
 # Every measured result says where it came from (issue 20). For each entry
 # of results/ (results/*/README.md and results/*.md but results/README.md):
 # its first 15 lines must hold the five provenance lines ('- revision:',
-# '- kernel commit:', '- configuration:', '- date:', '- machine:'), and
+# '- kernel commit:', '- configuration:', '- date:', '- machine:', each
+# with a value), and
 # results/README.md, the index, must link to it. A folder of results/
 # without a README.md fails too. README.md may link only results files
 # that exist. Prints one line per failure, then the counts.
@@ -37,8 +38,8 @@ check() { # PATH KEY: the entry's file (relative to ROOT) and its name in the in
 	fi
 	top=$(head -n 15 "$root/$file")
 	for f in "${fields[@]}"; do
-		if ! grep -q -- "^$f" <<<"$top"; then
-			echo "$file: no '$f' line in its first 15 lines"
+		if ! grep -q -- "^$f [^ ]" <<<"$top"; then
+			echo "$file: no '$f' line with a value in its first 15 lines"
 			bad=1
 		fi
 	done

@@ -4,6 +4,7 @@
 #
 #   guest_facts                 the ktv_* words the guest needs about $BUILD
 #   boot_guest NAME TOPO LABEL WORDS [boot.py options...]
+#                               (writes OUT/provenance beside the logs)
 #
 # The guest parameters are listed in qemu-smoke/guest/PARAMETERS.md.
 
@@ -31,35 +32,57 @@ guest_facts() {
 # and initramfs of $BUILD on qemu-smoke/topologies/TOPO.topo. LABEL is the
 # row's first column, which qemu-smoke/expected-skips matches; WORDS are
 # the row's own kernel parameters (and kernel_replication=on for a build
-# that is off by default, given --expect-repl), followed on the command
-# line by the guest facts and then the user's APPEND. Logs
+# that is off by default, unless the option --as-built is given: the
+# kernel as a distribution ships it), followed on the command line by the
+# guest facts and then the user's APPEND. Logs
 # go to $WORK/results/$BASE-$REV-$CONFIG/NAME; the limit is TIMEOUT
 # seconds (150). Options given after WORDS come last and win: --kernel,
 # --initrd, --out, --timeout to override, --expect-repl, --expect-faults,
 # --header. With DRY_RUN=1, print the command instead of running it.
 boot_guest() {
-	local name=$1 topo=$2 label=$3 row=$4 cmdline
+	local name=$1 topo=$2 label=$3 row=$4 cmdline opts=() o as_built=0
+	for o in "${@:5}"; do
+		if [ "$o" = --as-built ]; then as_built=1; else opts+=("$o"); fi
+	done
 	# A build that replicates only when asked (Debian's configuration:
-	# CONFIG_KERNEL_REPLICATION_DEFAULT_ON off) is asked, when the boot
-	# expects replication and its words do not say otherwise.
-	case " ${*:5} " in
-	*" --expect-repl "*)
-		if grep -qsx '# CONFIG_KERNEL_REPLICATION_DEFAULT_ON is not set' "$BUILD/.config"; then
-			case " $row " in *" kernel_replication="*) ;; *) row="$row kernel_replication=on" ;; esac
-		fi
-		;;
-	esac
+	# CONFIG_KERNEL_REPLICATION_DEFAULT_ON off) is asked, unless the row
+	# says kernel_replication= itself or boots the kernel as built.
+	if [ "$as_built" = 0 ] &&
+		grep -qsx '# CONFIG_KERNEL_REPLICATION_DEFAULT_ON is not set' "$BUILD/.config"; then
+		case " $row " in *" kernel_replication="*) ;; *) row="$row kernel_replication=on" ;; esac
+	fi
 	read -ra cmdline <<<"$row $(guest_facts) ${APPEND:-}"
 	local cmd=(python3 "$REPO/qemu-smoke/boot.py"
 		--kernel "$BUILD/arch/x86/boot/bzImage" --initrd "$BUILD/initramfs.cpio.gz"
 		--topo "$REPO/qemu-smoke/topologies/$topo.topo"
 		--out "$WORK/results/$BASE-$REV-$CONFIG/$name" --timeout "${TIMEOUT:-150}"
 		--label "$label" --append "${cmdline[*]}"
-		"${@:5}")
+		"${opts[@]}")
 	if [ "${DRY_RUN:-0}" = 1 ]; then
 		printf '%q ' "${cmd[@]}"
 		echo
 		return 0
 	fi
+	write_provenance "$topo" "${cmd[@]}"
 	"${cmd[@]}"
+}
+
+# write_provenance TOPO BOOT.PY-COMMAND...: beside the boot's logs (its
+# last --out), what booted: the build's record (build.sh), the boot's
+# date, topology and command line, and the machine.
+write_provenance() {
+	local topo=$1 dir='' append='' prev='' a
+	shift
+	for a; do
+		case "$prev" in --out) dir=$a ;; --append) append=$a ;; esac
+		prev=$a
+	done
+	mkdir -p "$dir"
+	{
+		cat "$BUILD/provenance" 2>/dev/null || echo "build: no record in $BUILD/provenance"
+		echo "booted: $(date -u +%Y-%m-%dT%H:%MZ)"
+		echo "topology: $topo"
+		echo "words: $append"
+		echo "machine: $(nproc) cpus, $(awk '/MemTotal/ { printf "%d GiB", $2 / 1048576 }' /proc/meminfo), $(qemu-system-x86_64 --version | head -1), TCG"
+	} >"$dir/provenance"
 }

@@ -3,6 +3,7 @@
 # fragments, out of tree (O=) under the work area, with ccache.
 # Then build the out-of-tree test modules against it.
 . "$(dirname "$0")/lib.sh"
+no_dry_run
 need make gcc ccache flex bison bc perl
 
 [ -d "$TREE/.git" ] || die "no work tree $TREE: run 'make tree REV=$REV BASE=$BASE'"
@@ -37,4 +38,12 @@ for c in "$REPO"/qemu-smoke/progs/*.c; do
 	gcc -static -O2 -Wall -Wextra -Werror -o "$ext/progs/${p%.c}" "$c" ||
 		die "building the guest program $p failed"
 done
+# What was built, for the records of the boots (boot_guest copies it).
+{
+	echo "revision: $BASE $REV"
+	echo "kernel commit: $(git -C "$TREE" rev-parse HEAD)"
+	echo "configuration: $CONFIG"
+	echo "built: $(date -u +%Y-%m-%dT%H:%MZ)"
+	echo "harness commit: $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+} >"$BUILD/provenance"
 say "built in $(($(date +%s) - start)) s: $BUILD/arch/x86/boot/bzImage"

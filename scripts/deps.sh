@@ -19,6 +19,10 @@ for p in "${pkgs[@]}"; do
 		missing+=("$p")
 done
 [ ${#missing[@]} -gt 0 ] || exit 0
+if [ "${DRY_RUN:-0}" = 1 ]; then
+	say "DRY_RUN: would install: ${missing[*]}"
+	exit 0
+fi
 
 cmd=(apt-get install -y --no-install-recommends "${missing[@]}")
 if [ "$(id -u)" != 0 ]; then

@@ -3,6 +3,7 @@
 # usr/gen_init_cpio: static busybox, /init, the KTAP library, the guest
 # tests and the out-of-tree test modules built against this kernel.
 . "$(dirname "$0")/lib.sh"
+no_dry_run
 need gzip
 
 gen=$BUILD/usr/gen_init_cpio

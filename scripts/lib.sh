@@ -93,10 +93,11 @@ ignores_filter() {
 }
 
 # no_dry_run: for a target whose boots read each other's results (stress,
-# bench, meter, selftest), DRY_RUN=1 cannot list them: refuse it.
+# bench, meter, selftest), DRY_RUN=1 cannot list them: refuse it. build.sh
+# and initramfs.sh refuse it too, so that nothing is built under DRY_RUN.
 no_dry_run() {
 	[ "${DRY_RUN:-0}" != 1 ] ||
-		die "DRY_RUN=1: this target's boots depend on each other's results, so it cannot list them; the matrix targets can"
+		die "DRY_RUN=1: nothing is built or booted under it, and only the matrix targets and the fault boots can list their boots"
 }
 
 # Print the series' patches, in order, as paths.

@@ -37,36 +37,52 @@ for c in $config_filter; do
 	case " $KNOWN_CONFIGS " in *" $c "*) ;; *) die "unknown configuration '$c': known are $KNOWN_CONFIGS" ;; esac
 done
 
-# matrix_rows FILE [CONFIG...]: the rows of FILE, comments dropped, with
-# "include MATRIX [CONFIG...]" lines replaced by MATRIX's rows (only those
-# of the CONFIGs named, when any are).
+# matrix_rows FILE CHAIN [CONFIG...]: the rows of FILE, comments dropped,
+# only those of the CONFIGs named when any are. A row "include MATRIX
+# [CONFIG...]" stands for the rows of the file MATRIX beside FILE, only
+# those of its CONFIGs (and of the outer ones); CHAIN lists the files
+# being read, so that a cycle is an error, not a crash.
 matrix_rows() {
-	local file=$1 c rest inc
-	shift
+	local file chain=$2 c rest inc sub w got
+	file=$(realpath "$1")
+	shift 2
+	case " $chain " in *" $file "*) die "$file: included in a cycle: $chain $file" ;; esac
 	while read -r c rest; do
 		case "$c" in '' | '#'*) continue ;; esac
 		rest=${rest%%[[:space:]]#*}
-		if [ "$c" = include ]; then
-			read -ra inc <<<"$rest"
-			if [ ${#inc[@]} = 0 ] || [ ! -f "$REPO/qemu-smoke/matrix/${inc[0]}" ] ||
-				[ "${inc[0]}" = "${file##*/}" ]; then
-				die "$file: cannot include '$rest'"
+		if [ "$c" != include ]; then
+			if [ $# -gt 0 ]; then
+				case " $* " in *" $c "*) ;; *) continue ;; esac
 			fi
-			matrix_rows "$REPO/qemu-smoke/matrix/${inc[0]}" "${inc[@]:1}"
+			printf '%s %s\n' "$c" "$rest"
 			continue
 		fi
-		if [ $# -gt 0 ]; then
-			case " $* " in *" $c "*) ;; *) continue ;; esac
+		read -ra inc <<<"$rest"
+		if [ ${#inc[@]} = 0 ] || [ ! -f "${file%/*}/${inc[0]}" ]; then
+			die "$file: cannot include '$rest': no such matrix"
 		fi
-		printf '%s %s\n' "$c" "$rest"
+		sub=("${inc[@]:1}")
+		for w in "${sub[@]}"; do
+			case " $KNOWN_CONFIGS " in *" $w "*) ;; *) die "$file: include $rest: unknown configuration '$w'" ;; esac
+		done
+		# Both lists given: the configurations in both.
+		if [ $# -gt 0 ] && [ ${#sub[@]} -gt 0 ]; then
+			mapfile -t sub < <(printf '%s\n' "${sub[@]}" | grep -Fxf <(printf '%s\n' "$@") || true)
+			[ ${#sub[@]} -gt 0 ] || continue
+		elif [ $# -gt 0 ]; then
+			sub=("$@")
+		fi
+		got=$(mktemp -p "$tmp")
+		matrix_rows "${file%/*}/${inc[0]}" "$chain $file" "${sub[@]}" >"$got"
+		# Each configuration the include names must keep a row.
+		[ ${#inc[@]} = 1 ] || for w in "${sub[@]}"; do
+			awk -v w="$w" '$1 == w { f = 1 } END { exit !f }' "$got" ||
+				die "$file: include $rest: no row of '$w' in ${inc[0]}"
+		done
+		cat "$got"
 	done <"$file"
 }
 
-# The boots, filtered, one per line: CONFIG TOPOLOGY NAME LABEL OPTIONS
-# TIMEOUT EXPECT WORDS..., where NAME is the output folder's name,
-# OPTIONS boot.py's options joined by commas (- for none).
-rows=$(mktemp)
-out=$(mktemp -d)
 # descendants PID...: the PIDs and all their children's, parents first.
 # shellcheck disable=SC2317 # called from cleanup, the EXIT trap
 descendants() {
@@ -78,18 +94,28 @@ descendants() {
 	done
 }
 # Killed or failed: no guest outlives the runner (boot.py's QEMU included).
+# Only jobs still running: a finished job's PID may be another's by now.
 # shellcheck disable=SC2317 # the EXIT trap
 cleanup() {
 	local running pids
-	running=$(jobs -p)
+	running=$(jobs -pr)
 	# shellcheck disable=SC2086 # one word per PID
 	pids=$(descendants $running)
 	# shellcheck disable=SC2086 # one word per PID
 	[ -z "$pids" ] || kill $pids 2>/dev/null || true
-	rm -rf "$rows" "$out"
+	rm -rf "$tmp"
 }
+tmp=$(mktemp -d)
 trap cleanup EXIT
-matrix_rows "$matrix" >"$rows.raw"
+rows=$tmp/rows
+out=$tmp/out
+mkdir "$out"
+
+# Every row of the matrix, checked before anything is filtered or built,
+# one line per boot: CONFIG TOPOLOGY NAME LABEL OPTIONS TIMEOUT EXPECT
+# WORDS..., where NAME is the output folder's name and OPTIONS boot.py's
+# options joined by commas (- for none).
+matrix_rows "$matrix" "" >"$tmp/raw"
 while read -r c topos suite expect limit label words; do
 	[ -n "$label" ] || die "$matrix: short row for $c"
 	case " $KNOWN_CONFIGS " in *" $c "*) ;; *) die "$matrix: unknown configuration '$c'" ;; esac
@@ -98,37 +124,35 @@ while read -r c topos suite expect limit label words; do
 	*) die "$matrix: row for $c: SUITE '$suite' with EXPECT '$expect' (SUITE tests or protect, EXPECT auto, off or repl)" ;;
 	esac
 	case "$limit" in '' | *[!0-9]*) die "$matrix: row for $c: TIMEOUT '$limit' is not a number of seconds" ;; esac
-	if [ -n "$config_filter" ]; then
-		case " $config_filter " in *" $c "*) ;; *) continue ;; esac
-	fi
 	[ "$topos" = '*' ] && topos=$all_topos
 	words=${words#-}
 	for t in ${topos//,/ }; do
 		case " $all_topos " in *" $t "*) ;; *) die "$matrix: row for $c: unknown topology '$t'" ;; esac
-		if [ -n "${TOPO:-}" ]; then
-			case " $TOPO " in *" $t "*) ;; *) continue ;; esac
-		fi
 		# The folder is TOPOLOGY[-SUITE][-LABEL without its CONFIG- prefix];
 		# the report's label BASE-REV-CONFIG or BASE-REV-LABEL.
-		name=$t opts=- w=$words
+		name=$t flags=- w=$words
 		if [ "$suite" != tests ]; then
 			name=$name-$suite
 			w="ktv_suite=$suite${words:+ $words}"
 		fi
-		[ "$suite" = protect ] && opts=--expect-faults
+		[ "$suite" = protect ] && flags=--expect-faults
 		if [ "$label" = = ]; then
 			l=$BASE-$REV-$c
 		else
 			name=$name-${label#"$c"-}
 			l=$BASE-$REV-$label
 		fi
-		echo "$c $t $name $l $opts $limit $expect $w"
+		echo "$c $t $name $l $flags $limit $expect $w"
 	done
-done <"$rows.raw" >"$rows"
-rm -f "$rows.raw"
-[ -s "$rows" ] || die "matrix $1 has no row for CONFIG='$config_filter' TOPO='${TOPO:-}'"
-dup=$(awk '{ print $1 "/" $3 }' "$rows" | sort | uniq -d | tr '\n' ' ')
+done <"$tmp/raw" >"$tmp/all"
+dup=$(awk '{ print $1 "/" $3 }' "$tmp/all" | sort | uniq -d | tr '\n' ' ')
 [ -z "$dup" ] || die "matrix $1: two boots write to one folder: $dup"
+# Then the filters.
+awk -v cf="$config_filter" -v tf="${TOPO:-}" '
+	BEGIN { nc = split(cf, c, " "); for (i in c) C[c[i]] = 1
+		nt = split(tf, t, " "); for (i in t) T[t[i]] = 1 }
+	(!nc || ($1 in C)) && (!nt || ($2 in T))' "$tmp/all" >"$rows"
+[ -s "$rows" ] || die "matrix $1 has no row for CONFIG='$config_filter' TOPO='${TOPO:-}'"
 # A filter word that keeps nothing is a typo or a wrong matrix: say so.
 for w in $config_filter; do
 	awk -v w="$w" '$1 == w { f = 1 } END { exit !f }' "$rows" || say "CONFIG word '$w' keeps no row of matrix $1"
@@ -146,7 +170,13 @@ start_row() {
 	local n=$1 opts=()
 	while [ "$(jobs -pr | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
 	[ "$5" = - ] || IFS=, read -ra opts <<<"$5"
-	if [ "$7" != off ] && expects_replication; then opts+=(--expect-repl); fi
+	# "off": the kernel as built and switched off by the row's words, if
+	# any; else, where the configuration replicates, assert it.
+	if [ "$7" = off ]; then
+		opts+=(--as-built)
+	elif expects_replication; then
+		opts+=(--expect-repl)
+	fi
 	[ "$n" = "$first" ] && opts+=(--header)
 	{
 		rc=0
@@ -183,14 +213,14 @@ for c in "${configs[@]}"; do
 		fi
 	fi
 	first=$((n + 1))
-	while read -r row_config t name label opts limit expect words; do
+	while read -r row_config t name label flags limit expect words; do
 		[ "$row_config" = "$c" ] || continue
 		# "off" and "repl": only where the configuration replicates;
 		# "off" rows assert the one-copy baseline.
 		if [ "$expect" != auto ] && ! expects_replication; then continue; fi
 		n=$((n + 1))
 		# shellcheck disable=SC2086 # the row's words
-		start_row "$n" "$t" "$name" "$label" "$opts" "$limit" "$expect" $words
+		start_row "$n" "$t" "$name" "$label" "$flags" "$limit" "$expect" $words
 	done <"$rows"
 	wait
 	for i in $(seq "$first" "$n"); do
@@ -201,7 +231,10 @@ for c in "${configs[@]}"; do
 		fi
 	done
 done
-if [ "${DRY_RUN:-0}" = 1 ]; then
+if [ "$n" = 0 ] && [ "$rc" = 0 ]; then
+	say "$BASE $REV: matrix $1: FAILED: no row left to boot for this revision (see above)"
+	rc=1
+elif [ "${DRY_RUN:-0}" = 1 ]; then
 	say "$BASE $REV: matrix $1: $n boots listed, nothing built or booted (DRY_RUN)"
 elif [ "$rc" = 0 ]; then
 	say "$BASE $REV: matrix $1: every build and boot passed"

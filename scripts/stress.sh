@@ -21,6 +21,11 @@ export CONFIG=${CONFIG_STRESS:-debug}
 . "$(dirname "$0")/boot-lib.sh"
 need python3 qemu-system-x86_64
 no_dry_run
+set -f
+topos=${TOPO:-${STRESS_TOPOS:-2node 4node}}
+for t in $topos; do
+	[ -f "$REPO/qemu-smoke/topologies/$t.topo" ] || die "unknown topology '$t' in TOPO or STRESS_TOPOS"
+done
 
 DEPS_FUZZ=1 "$REPO/scripts/deps.sh"
 "$REPO/scripts/build.sh"
@@ -29,7 +34,7 @@ FUZZ_TOOLS=1 "$REPO/scripts/initramfs.sh"
 # same build directory meanwhile changes neither the run nor its record.
 snap=$WORK/results/stress-$BASE-$REV-$CONFIG/kernel
 mkdir -p "$snap"
-cp "$BUILD/arch/x86/boot/bzImage" "$BUILD/initramfs.cpio.gz" "$BUILD/.config" "$snap/"
+cp "$BUILD/arch/x86/boot/bzImage" "$BUILD/initramfs.cpio.gz" "$BUILD/.config" "$BUILD/provenance" "$snap/"
 append="ktv_suite=stress ktv_mods=${STRESS_MODS:-1000} ktv_ftrace=${STRESS_FTRACE:-100}"
 append="$append ktv_kprobes=${STRESS_KPROBES:-1000} ktv_flips=${STRESS_FLIPS:-10000}"
 append="$append ktv_bpf=${STRESS_BPF:-1000} ktv_hotplug=${STRESS_HOTPLUG:-20}"
@@ -41,7 +46,7 @@ fi
 rc=0
 header=(--header)
 fuzz=${STRESS_FUZZ:-1800}
-for t in ${TOPO:-${STRESS_TOPOS:-2node 4node}}; do
+for t in $topos; do
 	out=$WORK/results/stress-$BASE-$REV-$CONFIG/$t
 	secs=0
 	case " ${STRESS_FUZZ_TOPOS:-4node} " in *" $t "*) secs=$fuzz ;; esac

@@ -5,6 +5,10 @@
 # re-applied when it is clean and fully exported, and never touched otherwise.
 . "$(dirname "$0")/lib.sh"
 need git tar xz
+if [ "${DRY_RUN:-0}" = 1 ]; then
+	say "DRY_RUN: the work tree $TREE is left as it is"
+	exit 0
+fi
 
 export GIT_AUTHOR_NAME=$IMPORT_IDENT_NAME GIT_AUTHOR_EMAIL=$IMPORT_IDENT_EMAIL \
 	GIT_COMMITTER_NAME=$IMPORT_IDENT_NAME GIT_COMMITTER_EMAIL=$IMPORT_IDENT_EMAIL
