@@ -90,7 +90,9 @@ descendants() {
 	for p; do
 		echo "$p"
 		# shellcheck disable=SC2046 # one word per child
-		descendants $(cat /proc/"$p"/task/*/children 2>/dev/null)
+		# (the thread that forked: the main one, in bash and in boot.py;
+		# no glob, under set -f)
+		descendants $(cat "/proc/$p/task/$p/children" 2>/dev/null)
 	done
 }
 # Killed or failed: no guest outlives the runner (boot.py's QEMU included).
