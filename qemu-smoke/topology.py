@@ -39,6 +39,9 @@ class Topology:
                         assert self.levels in (4, 5)
                     elif key == "node":
                         opts = dict(a.split("=", 1) for a in args[1:])
+                        unknown = set(opts) - {"cpus", "mem"}
+                        if unknown:
+                            raise ValueError(f"node takes cpus= and mem=, not {', '.join(sorted(unknown))}")
                         self.nodes.append((int(args[0]), opts.get("cpus"), opts.get("mem")))
                     elif key == "append":
                         self.append += args

@@ -1,5 +1,6 @@
 """topology on the real topology files: what boot.py builds QEMU and the guest from."""
 
+import glob
 import os
 import sys
 import tempfile
@@ -53,6 +54,23 @@ class Topology(unittest.TestCase):
                 f.flush()
                 with self.assertRaises(topology.TopologyError):
                     topology.Topology(f.name)
+
+    def test_every_topology_file_builds(self):
+        """Each .topo file parses and gives QEMU options, so that a typo fails here, not at boot."""
+        files = glob.glob(os.path.join(SMOKE, "topologies", "*.topo"))
+        self.assertGreater(len(files), 5)
+        for path in files:
+            with self.subTest(topology=os.path.basename(path)):
+                t = topology.Topology(path)
+                self.assertIn("-smp", t.qemu_args("ram", "/tmp"))
+                self.assertEqual(len(t.homes().split(":")), len(t.ids()))
+
+    def test_node_key_typo(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".topo") as f:
+            f.write("cpus 2\nnode 0 cpu=0-1 mem=512M\n")
+            f.flush()
+            with self.assertRaises(topology.TopologyError):
+                topology.Topology(f.name)
 
     def test_cpus_that_do_not_split(self):
         with tempfile.NamedTemporaryFile("w", suffix=".topo") as f:
