@@ -7,11 +7,15 @@
 #  - checks/meter.sh --steady on checks/fixtures/meter-steady/*/.
 #  - checks/node-arrays.sh --diff on checks/fixtures/node-arrays/*.diff:
 #    good-*.diff must pass, bad-*.diff must fail.
-#  - checks/cr3-consumers.sh --tree on two made-up trees.
+#  - checks/cr3-consumers.sh --tree on made-up trees.
+#  - checks/variants.sh --judge on checks/fixtures/variants/CONFIG.good-*
+#    (must pass) and CONFIG.bad-* (must fail), --guard on a made-up kbuild.
 #  - checks/results-provenance.sh on the made-up repositories
 #    checks/fixtures/results/*/: good*/ must pass, bad-*/ must fail.
+#  - series-lint.sh on the made-up revision v0 (checks/fixtures/made-up-rev).
 #  - the boot matrices: scripts/run-matrix.sh DRY_RUN=1 on each
-#    qemu-smoke/matrix file (REV=v3, an empty WORK: no guest facts) must
+#    qemu-smoke/matrix file (the made-up revision v0 in a SERIES root of
+#    its own, an empty WORK: no guest facts) must
 #    list exactly the boots of checks/fixtures/matrix/NAME.boots, and
 #    scripts/fault-boots.sh those of checks/fixtures/fault-boots.boots; a
 #    filter that keeps no row and each checks/fixtures/matrix-bad/ file
@@ -57,8 +61,8 @@ for f in "${reports[@]}"; do
 done
 # meter.sh --steady on checks/fixtures/meter-steady/TOPO-good*/ and
 # TOPO-bad-*/: report.txt and ktap.log, and base.txt and base.ktap for a
-# kernel that replicates, compared with one that does not; max_remote, if
-# there, is the STEADY_MAX_REMOTE of the check.
+# kernel that replicates, compared with one that does not, with expect:
+# its bounds, in the format of a revision's series-vN/expect.
 steady=("$REPO"/checks/fixtures/meter-steady/*/)
 [ ${#steady[@]} -gt 0 ] || die "no fixture in checks/fixtures/meter-steady/"
 for f in "${steady[@]}"; do
@@ -70,11 +74,8 @@ for f in "${steady[@]}"; do
 	*) die "checks/fixtures/meter-steady/$name: name it TOPO-good* or TOPO-bad-WHY" ;;
 	esac
 	base=()
-	[ -f "$f/base.txt" ] && base=("$f/base.txt" "$f/base.ktap")
-	# max_remote: the fixture's STEADY_MAX_REMOTE.
-	max=
-	[ -f "$f/max_remote" ] && read -r max <"$f/max_remote"
-	STEADY_MAX_REMOTE=$max expect "$want" "meter steady $name" "$REPO/checks/meter.sh" --steady \
+	[ -f "$f/base.txt" ] && base=("$f/base.txt" "$f/base.ktap" "$f/expect")
+	expect "$want" "meter steady $name" "$REPO/checks/meter.sh" --steady \
 		"$REPO/qemu-smoke/topologies/${name%%-*}.topo" "$f/report.txt" "$f/ktap.log" "${base[@]}"
 done
 diffs=("$REPO"/checks/fixtures/node-arrays/*.diff)
@@ -97,16 +98,101 @@ printf 'u64 f(struct mm_struct *mm) { return mm_has_node_pgds(mm) ? 0 : virt_to_
 	>"$fake/good/arch/x86/hyperv/mmu.c"
 expect fail "cr3-consumers unaudited" "$REPO/checks/cr3-consumers.sh" --tree "$fake/bad"
 expect pass "cr3-consumers audited" "$REPO/checks/cr3-consumers.sh" --tree "$fake/good"
+# A CR3 value built from ->pgd, and any load_cr3(), are uses too: each tree
+# has the audited file as well, so that it fails on the use alone, not on
+# finding nothing (the pattern before build_cr3/load_cr3 passed all three).
+# load_cr3()'s definition and a comment naming it are not uses.
+i=0
+for use in 'build_cr3(next->pgd, new_asid, lam)' 'load_cr3(mm->pgd)' 'load_cr3(x)'; do
+	i=$((i + 1)) t=$fake/use-$i
+	mkdir -p "$t" && cp -r "$fake/good/arch" "$t/" && mkdir -p "$t/arch/x86/mm"
+	printf 'void f(struct mm_struct *mm, struct mm_struct *next, pgd_t *x)\n{\n\t%s;\n}\n' "$use" >"$t/arch/x86/mm/y.c"
+	expect fail "cr3-consumers unaudited $use" "$REPO/checks/cr3-consumers.sh" --tree "$t"
+done
+mkdir -p "$fake/good/arch/x86/include/asm"
+printf '/* load_cr3() is serializing */\nstatic inline void load_cr3(pgd_t *pgdir)\n{\n\twrite_cr3(__sme_pa(pgdir));\n}\n' \
+	>"$fake/good/arch/x86/include/asm/processor.h"
+expect pass "cr3-consumers: load_cr3's definition and comments are no use" \
+	"$REPO/checks/cr3-consumers.sh" --tree "$fake/good"
+# variants.sh's verdict on made-up file states (checks/fixtures/variants/
+# CONFIG.good-* must pass, CONFIG.bad-* fail): the check before it passed
+# every bad-* but bad-one-error and bad-none-built, e.g. smoke-hyperv
+# without arch/x86/hyperv/mmu.c.
+states=("$REPO"/checks/fixtures/variants/*)
+[ ${#states[@]} -gt 0 ] || die "no fixture in checks/fixtures/variants/"
+for f in "${states[@]}"; do
+	name=${f##*/}
+	case "$name" in
+	*.good-*) want=pass ;;
+	*.bad-*) want=fail ;;
+	*) die "checks/fixtures/variants/$name: name it CONFIG.good-WHAT or CONFIG.bad-WHY" ;;
+	esac
+	expect "$want" "variants $name" "$REPO/checks/variants.sh" --judge "${name%%.*}" <"$f"
+done
+# Its kbuild guards: Hyper-V's directory under $(subst m,y,$(CONFIG_HYPERV)).
+kb=$tmp/kbuild
+mkdir -p "$kb/arch/x86/hyperv"
+# shellcheck disable=SC2016 # kbuild's $(...), not the shell's
+printf 'obj-y += mm/\nobj-$(subst m,y,$(CONFIG_HYPERV)) += hyperv/\n' >"$kb/arch/x86/Kbuild"
+printf 'obj-y\t\t:= hv_init.o \\\n\t\tmmu.o nested.o\n' >"$kb/arch/x86/hyperv/Makefile"
+printf 'CONFIG_HYPERVISOR_GUEST=y\n' >"$kb/off.config"
+printf 'CONFIG_HYPERV=m\n' >"$kb/on.config"
+guard_is() { # WANT DOTCONFIG
+	local got
+	got=$("$REPO/checks/variants.sh" --guard "$kb" "$kb/$2" arch/x86/hyperv/mmu.c) || return
+	[ "${got%% *}" = "$1" ] || { echo "got '$got', want '$1 ...'"; return 1; }
+}
+expect pass "variants: mmu.c genuinely off without CONFIG_HYPERV" guard_is unset off.config
+expect pass "variants: mmu.c built with CONFIG_HYPERV=m" guard_is set on.config
+# A SERIES root of the made-up revision v0 (checks/fixtures/made-up-rev):
+# every top-level entry of the repository linked in but the real
+# revisions. The dry runs below list v0's boots, not those of v3 or of
+# whichever revision is the default, so that a new revision (v5) leaves
+# the recorded boots as they are while a change to a matrix, the runner
+# or boot-lib.sh still shows. (Replacing REV's name in the output instead
+# would still read a real revision's series directory, which can change.)
+made_up_root() { # DIR
+	local e
+	mkdir -p "$1"
+	for e in "$REPO"/*; do
+		case "${e##*/}" in series-v* | cover-letters | backports) ;; *) ln -s "$e" "$1/" ;; esac
+	done
+	cp -r "$REPO/checks/fixtures/made-up-rev/." "$1/"
+}
+root=$tmp/root mrev=v0
+made_up_root "$root"
+# series-lint on v0: its subjects use upstream's prefixes, "x86/mm:" and
+# the x86 BPF JIT's "bpf, x86:" (which the lint refused before); a
+# subject without a prefix, or "bpf,x86:", must fail.
+lint_subject() { # SUBJECT: v0 with patch 2's subject replaced
+	local r
+	r=$(mktemp -d -p "$tmp")
+	made_up_root "$r"
+	sed -i "s/^Subject: \[PATCH 2\/2\] .*/Subject: [PATCH 2\/2] $1/" "$r"/series-$mrev/0002-*.patch
+	REV=$mrev WORK=$tmp/work "$r/checks/series-lint.sh"
+}
+expect pass "series-lint: upstream prefixes (bpf, x86:)" env REV=$mrev WORK="$tmp/work" "$root/checks/series-lint.sh"
+expect fail "series-lint: no prefix" lint_subject "a made-up change without a prefix"
+expect fail "series-lint: bpf,x86: without a space" lint_subject "bpf,x86: a made-up change"
 # The boot matrices, as their runner lists them: any change to a matrix or
-# to the runner that changes a boot shows here. To accept one, regenerate:
-#   matrix_boots NAME >checks/fixtures/matrix/NAME.boots
+# to the runner that changes a boot shows here. To accept one, regenerate
+# every recorded listing: REGENERATE=1 checks/fixtures-test.sh
 matrix_boots() { # NAME: the boots of qemu-smoke/matrix/NAME, one per line
-	WORK=$tmp/work REV=v3 DRY_RUN=1 TOPO='' CONFIG='' APPEND='' \
-		"$REPO/scripts/run-matrix.sh" "$1" 2>/dev/null |
-		sed -e "s|$REPO|REPO|g" -e "s|$tmp/work|WORK|g"
+	WORK=$tmp/work REV=$mrev DRY_RUN=1 TOPO='' CONFIG='' APPEND='' \
+		"$root/scripts/run-matrix.sh" "$1" 2>/dev/null |
+		sed -e "s|$root|REPO|g" -e "s|$REPO|REPO|g" -e "s|$tmp/work|WORK|g"
+}
+# same FILE COMMAND...: FILE holds what COMMAND prints; with
+# REGENERATE=1, write it instead (after a change meant to change a boot:
+# say why in the commit).
+same() {
+	local f=$1
+	shift
+	if [ "${REGENERATE:-0}" = 1 ]; then "$@" >"$f"; fi
+	diff -u "$f" <("$@")
 }
 matrix_same() { # NAME
-	diff -u "$REPO/checks/fixtures/matrix/$1.boots" <(matrix_boots "$1")
+	same "$REPO/checks/fixtures/matrix/$1.boots" matrix_boots "$1"
 }
 for m in "$REPO"/checks/fixtures/matrix/*.boots; do
 	m=${m##*/}
@@ -115,12 +201,12 @@ done
 # The fault-injection boots, listed the same way (with no build, SIZE
 # stands for the size of a copy).
 fault_boots() {
-	WORK=$tmp/work REV=v3 DRY_RUN=1 TOPO='' CONFIG='' APPEND='' \
-		"$REPO/scripts/fault-boots.sh" 2>/dev/null |
-		sed -e "s|$REPO|REPO|g" -e "s|$tmp/work|WORK|g"
+	WORK=$tmp/work REV=$mrev DRY_RUN=1 TOPO='' CONFIG='' APPEND='' \
+		"$root/scripts/fault-boots.sh" 2>/dev/null |
+		sed -e "s|$root|REPO|g" -e "s|$REPO|REPO|g" -e "s|$tmp/work|WORK|g"
 }
 expect pass "fault boots: the recorded boots" \
-	diff -u "$REPO/checks/fixtures/fault-boots.boots" <(fault_boots)
+	same "$REPO/checks/fixtures/fault-boots.boots" fault_boots
 # The guest facts come from the build's .config: two made-up builds
 # (checks/fixtures/facts/*.config) under a matrix of their own. A build
 # that is off by default gets kernel_replication=on where a boot expects
@@ -128,33 +214,35 @@ expect pass "fault boots: the recorded boots" \
 facts_boots() {
 	local c
 	for c in smoke distro; do
-		mkdir -p "$tmp/facts/build/6.12-v3-$c"
-		cp "$REPO/checks/fixtures/facts/$c.config" "$tmp/facts/build/6.12-v3-$c/.config"
+		mkdir -p "$tmp/facts/build/6.12-$mrev-$c"
+		cp "$REPO/checks/fixtures/facts/$c.config" "$tmp/facts/build/6.12-$mrev-$c/.config"
+		printf 'revision: 6.12 %s\nconfiguration: %s\n' "$mrev" "$c" \
+			>"$tmp/facts/build/6.12-$mrev-$c/provenance"
 	done
-	WORK=$tmp/facts REV=v3 DRY_RUN=1 TOPO='' CONFIG='' APPEND='' \
-		"$REPO/scripts/run-matrix.sh" "$REPO/checks/fixtures/facts/matrix" 2>/dev/null |
-		sed -e "s|$REPO|REPO|g" -e "s|$tmp/facts|WORK|g"
+	WORK=$tmp/facts REV=$mrev DRY_RUN=1 TOPO='' CONFIG='' APPEND='' \
+		"$root/scripts/run-matrix.sh" "$REPO/checks/fixtures/facts/matrix" 2>/dev/null |
+		sed -e "s|$root|REPO|g" -e "s|$REPO|REPO|g" -e "s|$tmp/facts|WORK|g"
 }
 expect pass "guest facts from made-up builds" \
-	diff -u "$REPO/checks/fixtures/facts/boots" <(facts_boots)
+	same "$REPO/checks/fixtures/facts/boots" facts_boots
 # Matrices with a wrong row must fail before anything is built.
 for m in "$REPO"/checks/fixtures/matrix-bad/*; do
-	expect fail "bad matrix ${m##*/}" env WORK="$tmp/work" REV=v3 DRY_RUN=1 CONFIG= TOPO= \
-		"$REPO/scripts/run-matrix.sh" "$m"
+	expect fail "bad matrix ${m##*/}" env WORK="$tmp/work" REV=$mrev DRY_RUN=1 CONFIG= TOPO= \
+		"$root/scripts/run-matrix.sh" "$m"
 done
 # An include inside an include keeps to the outer list of configurations.
 nested_include() {
 	local boots
-	boots=$(WORK=$tmp/work REV=v3 DRY_RUN=1 TOPO='' CONFIG='' APPEND='' \
-		"$REPO/scripts/run-matrix.sh" "$REPO/checks/fixtures/matrix-nested" 2>&1) || return
-	grep -q -- '--label 6.12-v3-smoke ' <<<"$boots" || { echo "no smoke boot"; return 1; }
+	boots=$(WORK=$tmp/work REV=$mrev DRY_RUN=1 TOPO='' CONFIG='' APPEND='' \
+		"$root/scripts/run-matrix.sh" "$REPO/checks/fixtures/matrix-nested" 2>&1) || return
+	grep -q -- "--label 6.12-$mrev-smoke " <<<"$boots" || { echo "no smoke boot"; return 1; }
 	! grep -e smoke-off -e debug <<<"$boots" || { echo "boots beyond the outer list (above)"; return 1; }
 }
 expect pass "matrix include of an include" nested_include
-expect fail "matrix filter that keeps no row" env WORK="$tmp/work" REV=v3 DRY_RUN=1 CONFIG= TOPO=8node \
-	"$REPO/scripts/run-matrix.sh" debug
-expect fail "matrix filter of an unknown topology" env WORK="$tmp/work" REV=v3 DRY_RUN=1 CONFIG= TOPO=nosuch \
-	"$REPO/scripts/run-matrix.sh" smoke
+expect fail "matrix filter that keeps no row" env WORK="$tmp/work" REV=$mrev DRY_RUN=1 CONFIG= TOPO=8node \
+	"$root/scripts/run-matrix.sh" debug
+expect fail "matrix filter of an unknown topology" env WORK="$tmp/work" REV=$mrev DRY_RUN=1 CONFIG= TOPO=nosuch \
+	"$root/scripts/run-matrix.sh" smoke
 # results-provenance.sh on made-up repositories (README.md and results/).
 roots=("$REPO"/checks/fixtures/results/*/)
 [ ${#roots[@]} -gt 0 ] || die "no fixture in checks/fixtures/results/"

@@ -89,8 +89,12 @@ for k in $(seq 1 "$total"); do
 		elif [ "$total" != 1 ]; then
 			bad "$f" "subject has no N/M number in a series of $total"
 		fi
-		printf '%s' "$summary" | grep -Eq '^[A-Za-z0-9_/.-]+(: [A-Za-z0-9_/.-]+)*: [^ ]' ||
-			bad "$f" "subject '$summary' has no subsystem prefix ('x86/mm: ...', 'mm: ...')"
+		# Each level of the prefix is a word or, as upstream writes several
+		# subsystems at once, words joined by ", ": "bpf, x86:" is the
+		# x86 BPF JIT's (commits 14c0427b8a09, f2038c293030, 1d5f82d9dd47).
+		w='[A-Za-z0-9_/.-]+'
+		printf '%s' "$summary" | grep -Eq "^$w(, $w)*(: $w(, $w)*)*: [^ ]" ||
+			bad "$f" "subject '$summary' has no subsystem prefix ('x86/mm: ...', 'mm: ...', 'bpf, x86: ...')"
 	else
 		bad "$f" "subject '$subject' is not '[PATCH N/M] subsystem: summary'"
 	fi

@@ -10,6 +10,11 @@ are "base", "series" and "series-off". A benchmark ratio is taken per round
 (kernel median / base median of the same round, the boots of a round made
 one after the other) and the median of those ratios is reported with its
 range over the rounds.
+
+A run that lacks a kernel, a round, a meter boot, a case on a node or a
+count of a case's phase is incomplete (missing()): bench.py names what is
+missing and exits 1; with --partial it writes the tables anyway, with the
+list at the top of results.md.
 """
 import argparse
 import math
@@ -19,6 +24,9 @@ import statistics
 import subprocess
 import sys
 
+from topology import Topology
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 KERNELS = ("base", "series", "series-off")
 # Published idle DRAM load latencies of 2-socket servers, in ns: (name,
 # local, remote, source). The sources and the quotes are in
@@ -29,6 +37,12 @@ LATENCIES = (
 )
 CASES = ("fork1", "fork1024", "mmap", "mmap_lock", "openclose", "mount", "kill")
 METER_CASES = CASES + ("getppid", "stat", "pipe", "forkexec")
+# The counts of a case's phase that the tables read: the instruction
+# line's; the rodata line's if the report has rodata= on; the cache
+# model's if it has cache=on.
+PHASE_KEYS = ("kernel_insns", "kernel_local", "kernel_remote")
+RODATA_KEYS = ("ro_rodata_local", "ro_rodata_remote")
+CACHE_KEYS = ("fetch_local", "fetch_remote", "rodata_local", "rodata_remote")
 
 
 def diag_lines(path, tag):
@@ -95,18 +109,19 @@ def phase_fields(lines, ktap, cold=False):
             row.update({"ro_" + k: v for k, v in f.items()})
         else:
             row.update(f)
-    res = {}
-    for key, (phase, cpu, ops, reps) in cases.items():
-        f = vcpus.get((phase, cpu))
-        if f and ops:
-            res[key] = dict(f, ops=ops, reps=reps)
-    return res
+    # A case whose phase has no counts stays, without them: missing()
+    # names it.
+    return {key: dict(vcpus.get((phase, cpu), {}), ops=ops, reps=reps)
+            for key, (phase, cpu, ops, reps) in cases.items() if ops}
 
 
 def load(out):
-    """runs[topo][kernel][round] = {"kbench": {(case, node): median},
-    "ftrace": {...}, "status": [...]}; meters[topo][kernel] = report lines
-    (of the first meter boot); phases[topo][kernel][run] = meter_phases()."""
+    """runs[topo][kernel][round] = {"log": found, "kbench": {(case, node):
+    median}, "ftrace": {...}, "status": [...]}; meters[topo][kernel] =
+    report lines (of the first meter boot); phases[topo][kernel][run] =
+    meter_phases(); fields[topo][kernel][run] = {"report": found,
+    "rodata"/"cache": the report has them on, "hot"/"cold": phase_fields(),
+    "memory", "status"} of every meter boot."""
     runs, meters, phases, fields = {}, {}, {}, {}
     for topo in sorted(os.listdir(out)):
         tdir = os.path.join(out, topo)
@@ -123,16 +138,21 @@ def load(out):
                         with open(os.path.join(kdir, rnd, "locality.txt"), encoding="utf-8") as f:
                             lines = f.read().splitlines()
                     except FileNotFoundError:
+                        lines = None
+                    head = kv(lines[0]) if lines and lines[0].startswith("locality ") else {}
+                    hot = phase_fields(lines or [], log)
+                    fields.setdefault(topo, {}).setdefault(kernel, {})[rnd] = {
+                        "report": lines is not None,
+                        "rodata": head.get("rodata", "off") != "off", "cache": head.get("cache") == "on",
+                        "hot": hot, "cold": phase_fields(lines or [], log, True),
+                        "memory": [kv(x) for x in diag_lines(log, "memory")],
+                        "status": diag_lines(log, "status")}
+                    if lines is None:
                         continue
                     meters.setdefault(topo, {}).setdefault(kernel, lines)
-                    hot = phase_fields(lines, log)
                     ph = meter_phases(hot)
                     if ph:
                         phases.setdefault(topo, {}).setdefault(kernel, {})[rnd] = ph
-                        fields.setdefault(topo, {}).setdefault(kernel, {})[rnd] = {
-                            "hot": hot, "cold": phase_fields(lines, log, True),
-                            "memory": [kv(x) for x in diag_lines(log, "memory")],
-                            "status": diag_lines(log, "status")}
                     continue
                 if not re.fullmatch(r"r\d+", rnd):
                     continue
@@ -143,9 +163,68 @@ def load(out):
                         kb[(f[0], int(f[1]))] = float(f[3])
                 ft = diag_lines(log, "ftrace")
                 runs.setdefault(topo, {}).setdefault(kernel, {})[int(rnd[1:])] = {
-                    "kbench": kb, "ftrace": kv(ft[0]) if ft else {},
+                    "log": os.path.isfile(log), "kbench": kb, "ftrace": kv(ft[0]) if ft else {},
                     "status": diag_lines(log, "status")}
     return runs, meters, phases, fields
+
+
+def topo_nodes(topo, seen):
+    """The nodes with CPUs of topologies/TOPO.topo, on each of which
+    kbench runs every case; the nodes @seen in the run if the file is
+    gone."""
+    path = os.path.join(HERE, "topologies", f"{topo}.topo")
+    if not os.path.isfile(path):
+        return sorted(seen)
+    return sorted({int(n) for n in Topology(path).cpunodes().split(":")})
+
+
+def missing(runs, fields):
+    """What a complete run has and this one lacks, one line each: each
+    kernel in each round and meter boot that the topology has; in a round
+    on more than one node (scripts/bench.sh runs only the function tracer
+    on one), each of CASES on each node with CPUs; in a meter boot, its
+    report, and each case that any meter boot ran (hot, and cold) on each
+    node with CPUs, with the counts of its phase (PHASE_KEYS, and
+    RODATA_KEYS and CACHE_KEYS if the report has them on)."""
+    out = []
+    for topo in sorted(runs):
+        seen = {n for k in runs[topo].values() for r in k.values() for _, n in r["kbench"]}
+        nodes = topo_nodes(topo, seen)
+        want = {(c, n) for c in CASES for n in nodes} if len(nodes) > 1 else set()
+        for rnd in sorted({r for k in runs[topo].values() for r in k}):
+            for kernel in KERNELS:
+                run = runs[topo].get(kernel, {}).get(rnd)
+                where = f"{topo}/{kernel}/r{rnd}"
+                if not run or not run["log"]:
+                    out.append(f"{where}: no ktap.log")
+                    continue
+                out += [f"{where}: no kbench {c} on node {n}" for c, n in sorted(want - set(run["kbench"]))]
+    cases = {mode: sorted({c for t in fields.values() for k in t.values() for r in k.values()
+                           for c, _ in r[mode] if c in METER_CASES}) for mode in ("hot", "cold")}
+    if fields and not cases["hot"]:
+        out.append("meter: no boot has a kbench meter-phase line")
+    for topo in sorted(fields):
+        seen = {n for k in fields[topo].values() for r in k.values() for _, n in r["hot"]}
+        nodes = topo_nodes(topo, seen)
+        for rnd in sorted({r for k in fields[topo].values() for r in k}):
+            for kernel in KERNELS:
+                run = fields[topo].get(kernel, {}).get(rnd)
+                where = f"{topo}/{kernel}/{rnd}"
+                if not run or not run["report"]:
+                    out.append(f"{where}: no locality.txt")
+                    continue
+                keys = PHASE_KEYS + (RODATA_KEYS if run["rodata"] else ()) + (CACHE_KEYS if run["cache"] else ())
+                for mode in ("hot", "cold"):
+                    for c in cases[mode]:
+                        for n in nodes:
+                            f = run[mode].get((c, n))
+                            if f is None:
+                                out.append(f"{where}: no {mode} meter-phase line of {c} on node {n}")
+                                continue
+                            lack = [k for k in keys if k not in f]
+                            if lack:
+                                out.append(f"{where}: {c} on node {n} ({mode}): no {' '.join(lack)} in its phase")
+    return out
 
 
 def per_op(ph, case):
@@ -207,8 +286,11 @@ def meter_tables(phases, fields):
             for run in fields.get(topo, {}).get(kernel, {}).values():
                 hot = run["hot"]
                 for node in sorted({n for (_, n) in hot}):
-                    loc = sum(int(f.get("ro_rodata_local", 0)) for (_, n), f in hot.items() if n == node)
-                    rem = sum(int(f.get("ro_rodata_remote", 0)) for (_, n), f in hot.items() if n == node)
+                    ro = [f for (_, n), f in hot.items() if n == node]
+                    if not all(k in f for f in ro for k in RODATA_KEYS):
+                        continue  # not measured, or missing(): never read as 0
+                    loc = sum(int(f["ro_rodata_local"]) for f in ro)
+                    rem = sum(int(f["ro_rodata_remote"]) for f in ro)
                     if loc + rem:
                         rofracs.setdefault(node, []).append(rem / (loc + rem))
             for node, f in sorted(fracs.items()):
@@ -405,13 +487,24 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", help="the bench results directory")
     ap.add_argument("--rev", default="series", help="revision name for the report")
+    ap.add_argument("--partial", action="store_true",
+                    help="write the tables of an incomplete run anyway, with what is missing at the "
+                    "top of results.md (the exit status stays 1)")
     opts = ap.parse_args()
     runs, meters, phases, fields = load(opts.out)
-    if not runs and not phases:
+    if not runs and not fields:
         print(f"bench.py: no bench results under {opts.out}", file=sys.stderr)
         return 1
+    lacking = missing(runs, fields)
+    if lacking:
+        print(f"bench.py: {opts.out} is incomplete, missing:", *lacking, sep="\n  ", file=sys.stderr)
+        if not opts.partial:
+            return 1
 
     md = [f"# Benchmarks: base kernel against {opts.rev} (QEMU TCG)", ""]
+    if lacking:
+        md += ["**INCOMPLETE** (bench.py --partial): these numbers lack", "",
+               *(f"- {x}" for x in lacking), ""]
     try:
         with open(os.path.join(opts.out, "meta.txt"), encoding="utf-8") as f:
             md += ["Where these numbers come from (meta.txt):", "", "```", *f.read().splitlines(), "```", ""]
@@ -533,7 +626,7 @@ def main():
     with open(os.path.join(opts.out, "results.md"), "w", encoding="utf-8") as f:
         f.write("\n".join(md) + "\n")
     print("\n".join(md))
-    return 0
+    return 1 if lacking else 0
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@ is the first. This script builds the QEMU command line from a topology file,
 enforces a hard timeout, and prints one report row with the verdict that
 guestlog.judge gives on the two logs: splats, KTAP results, the plan, skips
 not in the allow-list (--allow-skips). Exit status: 0 all passed, 1 a test
-failed (or the plan, the skips or the passes were wrong), 2 the guest
+failed (or the plan, the skips or the passes were wrong, or the tests
+reported are not those of the row's inventory: --rev, --kconfig and
+expected-tests, inventory.py), 2 the guest
 panicked, printed a splat, hung or was cut short, 3 bad input.
 """
 
@@ -18,12 +20,15 @@ import sys
 import time
 
 from guestlog import SkipRules, judge
+from inventory import Inventory, facts_for
 from topology import Topology, TopologyError
 
-EXPECTED_SKIPS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "expected-skips")
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXPECTED_SKIPS = os.path.join(HERE, "expected-skips")
+EXPECTED_TESTS = os.path.join(HERE, "expected-tests")
 
 
-def parse_args():
+def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kernel", required=True)
     ap.add_argument("--initrd", required=True)
@@ -51,8 +56,30 @@ def parse_args():
     ap.add_argument("--allow-skips", default=EXPECTED_SKIPS, metavar="FILE",
                     help="the skips a row may have, by label, topology and SUITE.TEST; "
                          "any other skip fails the row (default: %(default)s)")
+    ap.add_argument("--base", default="6.12", help="kernel base of the build (the inventory's base)")
+    ap.add_argument("--rev", help="revision of the build, vN or base: the row must report "
+                    "the tests --inventory lists for it (required unless --no-inventory)")
+    ap.add_argument("--config", default="", help="configuration name of the build")
+    ap.add_argument("--kconfig", help="the build's .config (the inventory's y(SYMBOL))")
+    ap.add_argument("--series-expect", default="",
+                    help="the revision's series-vN/expect (its features); none for base")
+    ap.add_argument("--inventory", default=EXPECTED_TESTS, metavar="FILE",
+                    help="the tests each row must report (default: %(default)s)")
+    ap.add_argument("--no-inventory", action="store_true",
+                    help="do not check which tests the row reported (a guest booted by hand)")
+    ap.add_argument("--rejudge", action="store_true",
+                    help="boot nothing: judge the logs already in --out again, with the "
+                         "options of their boot (OUT/boot.args) and today's allow-list and "
+                         "inventory (after a change to either)")
     ap.add_argument("--header", action="store_true", help="print the table header first")
-    return ap.parse_args()
+    opts = ap.parse_args(argv)
+    if opts.rejudge:
+        args = read(os.path.join(opts.out, "boot.args"))
+        if not args:
+            ap.error(f"--rejudge: no {opts.out}/boot.args (booted before boot.py kept it)")
+        opts = ap.parse_args(shlex.split(args) + (["--header"] if opts.header else []))
+        opts.rejudge = True
+    return opts
 
 
 def kernel_cmdline(topo, opts):
@@ -104,8 +131,17 @@ def run_qemu(qemu, timeout):
 
 
 def check_inputs(opts):
-    """The allow-list of skips and the topology, or None after saying what is wrong."""
-    for f in (opts.kernel, opts.initrd, opts.topo):
+    """The allow-list of skips, the topology and the set of tests the row
+    must report (None with --no-inventory), or None after saying what is
+    wrong."""
+    files = [opts.topo] + ([] if opts.rejudge else [opts.kernel, opts.initrd])
+    if not opts.no_inventory and not (opts.rev and opts.kconfig):
+        print("boot.py: error: --rev and --kconfig are required (or --no-inventory)",
+              file=sys.stderr)
+        return None
+    if not opts.no_inventory:
+        files += [opts.kconfig, opts.inventory] + ([opts.series_expect] if opts.series_expect else [])
+    for f in files:
         if not os.path.isfile(f):
             print(f"boot.py: error: no such file: {f}", file=sys.stderr)
             return None
@@ -113,7 +149,20 @@ def check_inputs(opts):
         print(f"boot.py: error: no allow-list of skips: {opts.allow_skips}", file=sys.stderr)
         return None
     try:
-        return SkipRules(read(opts.allow_skips), opts.allow_skips), Topology(opts.topo)
+        rules, topo = SkipRules(read(opts.allow_skips), opts.allow_skips), Topology(opts.topo)
+        expected = None
+        if not opts.no_inventory:
+            if opts.rev != "base" and not opts.series_expect:
+                raise ValueError(f"--rev {opts.rev} needs --series-expect (its features)")
+            facts = facts_for(base=opts.base, rev=opts.rev, config=opts.config,
+                              label=opts.label, topo=topo,
+                              cmdline=" ".join(kernel_cmdline(topo, opts)),
+                              expect_repl=opts.expect_repl, kconfig_text=read(opts.kconfig),
+                              expect_file=opts.series_expect)
+            expected = Inventory(read(opts.inventory), opts.inventory).expected(facts)
+            if not expected:
+                raise ValueError(f"{opts.inventory} lists no test for this row")
+        return rules, topo, expected
     except ValueError as err:  # TopologyError too
         print(f"boot.py: error: {err}", file=sys.stderr)
         return None
@@ -130,9 +179,16 @@ def boot(topo, opts):
     qemu = qemu_command(topo, opts, console_log, ktap_log)
     with open(os.path.join(opts.out, "qemu.cmd"), "w", encoding="utf-8") as f:
         f.write(shlex.join(qemu) + "\n")
+    with open(os.path.join(opts.out, "boot.args"), "w", encoding="utf-8") as f:
+        f.write(shlex.join(a for a in sys.argv[1:] if a != "--header") + "\n")
     start = time.monotonic()
     qemu_verdict = run_qemu(qemu, opts.timeout)
-    return read(console_log), read(ktap_log), qemu_verdict, time.monotonic() - start
+    seconds = time.monotonic() - start
+    with open(os.path.join(opts.out, "seconds"), "w", encoding="utf-8") as f:
+        f.write(f"{seconds:.1f}\n")
+    with open(os.path.join(opts.out, "qemu.verdict"), "w", encoding="utf-8") as f:
+        f.write(qemu_verdict or "")
+    return read(console_log), read(ktap_log), qemu_verdict, seconds
 
 
 def report(opts, topo_name, topo, seconds, j, console):
@@ -160,9 +216,15 @@ def main():
     inputs = check_inputs(opts)
     if inputs is None:
         return 3
-    rules, topo = inputs
+    rules, topo, expected = inputs
     try:
-        console, ktap, qemu_verdict, seconds = boot(topo, opts)
+        if opts.rejudge:
+            console, ktap, seconds = (read(os.path.join(opts.out, f))
+                                      for f in ("console.log", "ktap.log", "seconds"))
+            qemu_verdict, seconds = read(os.path.join(opts.out, "qemu.verdict")) or None, \
+                float(seconds or 0)
+        else:
+            console, ktap, qemu_verdict, seconds = boot(topo, opts)
     except FileNotFoundError:
         print("boot.py: error: qemu-system-x86_64 not found: run 'make deps'", file=sys.stderr)
         return 3
@@ -171,7 +233,7 @@ def main():
         return 3
     topo_name = topo.name + ("/prot" if opts.expect_faults else "")
     j = judge(console, ktap, label=opts.label, topo=topo_name, rules=rules,
-              expect_faults=opts.expect_faults, qemu_verdict=qemu_verdict)
+              expect_faults=opts.expect_faults, qemu_verdict=qemu_verdict, expected=expected)
     return report(opts, topo_name, topo, seconds, j, console)
 
 

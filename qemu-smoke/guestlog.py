@@ -7,7 +7,8 @@ allow-list), so that tests/ can run it on recorded logs:
   parse_ktap(text)                    results, plan and skips of the KTAP output
   scan_console(text, expect_faults)   the first splat, or a broken fault window
   SkipRules(text)                     the skips a row may have (expected-skips)
-  judge(console, ktap, ...)           the verdict
+  judge(console, ktap, ...)           the verdict (with expected=: the names the row
+                                      must report, inventory.py)
 """
 
 from __future__ import annotations
@@ -49,10 +50,12 @@ EXCERPT = 25
 @dataclass
 class Ktap:
     """The guest's KTAP output: subtest counts, names (SUITE.TEST) of the
-    failed and skipped subtests, the top-level plan and result count."""
+    failed and skipped subtests and of every subtest reported, the
+    top-level plan and result count."""
     counts: dict = field(default_factory=lambda: {"pass": 0, "fail": 0, "skip": 0})
     failed: list = field(default_factory=list)
     skipped: list = field(default_factory=list)
+    reported: list = field(default_factory=list)
     plan: int | None = None
     results: int = 0
     errors: list = field(default_factory=list)
@@ -92,6 +95,7 @@ def parse_ktap(text):
                 k.failed.append(name)
             continue
         sub_results += 1
+        k.reported.append(f"{suite}.{name}")
         if "# SKIP" in rest:
             k.counts["skip"] += 1
             k.skipped.append(f"{suite}.{name}")
@@ -201,13 +205,28 @@ class Judgement:
     ktap: Ktap
     splat: Splat | None
     unexpected_skips: list
+    missing: list = field(default_factory=list)
+    unlisted: list = field(default_factory=list)
 
 
-def judge(console, ktap_text, *, label, topo, rules, expect_faults=False, qemu_verdict=None):
+def names_list(names, most=12):
+    """Sorted names, comma-separated, at most MOST of them."""
+    names = sorted(names)
+    more = f" (and {len(names) - most} more)" if len(names) > most else ""
+    return ", ".join(names[:most]) + more
+
+
+def judge(console, ktap_text, *, label, topo, rules, expect_faults=False, qemu_verdict=None,
+          expected=None):
     """The row's verdict: qemu_verdict (QEMU failed or timed out), PANIC,
     SPLAT (or BAD MARKERS), CUT SHORT (no done marker), NO TESTS, FAIL: the
-    reasons (failed tests, a wrong plan, unexpected skips, no pass), or ok."""
+    reasons (failed tests, a wrong plan, unexpected skips, no pass, and,
+    with EXPECTED (the set of SUITE.TEST names of the row's inventory), a
+    name missing from the results or one the inventory does not list), or
+    ok."""
     k = parse_ktap(ktap_text)
+    missing = sorted(set(expected) - set(k.reported)) if expected is not None else []
+    unlisted = sorted(set(k.reported) - set(expected)) if expected is not None else []
     splat = scan_console(console, expect_faults)
     unexpected = rules.unexpected(label, topo, k.skipped)
     if qemu_verdict:
@@ -229,10 +248,16 @@ def judge(console, ktap_text, *, label, topo, rules, expect_faults=False, qemu_v
         reasons += k.errors
         if unexpected:
             reasons.append("unexpected skip: " + ", ".join(unexpected))
+        if missing:
+            reasons.append(f"missing {len(missing)} of the inventory's tests: "
+                           + names_list(missing))
+        if unlisted:
+            reasons.append(f"{len(unlisted)} tests not in the inventory: "
+                           + names_list(unlisted))
         if not k.counts["pass"]:
             if k.counts["skip"] and not k.counts["fail"]:
                 reasons.append(f"all {k.counts['skip']} tests skipped")
             else:
                 reasons.append("no test passed")
         verdict = "FAIL: " + "; ".join(reasons) if reasons else "ok"
-    return Judgement(verdict, k, splat, unexpected)
+    return Judgement(verdict, k, splat, unexpected, missing, unlisted)

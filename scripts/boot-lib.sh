@@ -8,12 +8,47 @@
 #
 # The guest parameters are listed in qemu-smoke/guest/PARAMETERS.md.
 
+# inventory_args: set INV_ARGS to boot.py's options that give the row's
+# inventory (qemu-smoke/expected-tests) its facts: the revision and
+# configuration of the kernel in $BUILD, from its build record (build.sh;
+# not REV and CONFIG: bench and the meter boot builds of other revisions
+# and configurations), its .config, and the revision's series-vN/expect.
+inventory_args() {
+	local rec=$BUILD/provenance kbase='' rev='' config root
+	read -r kbase rev < <(sed -n 's/^revision: //p' "$rec" 2>/dev/null) || true
+	config=$(sed -n 's/^configuration: //p' "$rec" 2>/dev/null || true)
+	if [ -z "$rev" ] || [ -z "$config" ]; then
+		die "$rec: no 'revision:' or 'configuration:' line: rebuild with 'make build'"
+	fi
+	INV_ARGS=(--base "$kbase" --rev "$rev" --config "$config" --kconfig "$BUILD/.config")
+	INV_EXPECT=
+	[ "$rev" != base ] || return 0
+	root=$REPO
+	[ "$kbase" = 6.12 ] || root=$REPO/backports/$kbase
+	[ -f "$root/series-$rev/expect" ] ||
+		die "no $root/series-$rev/expect: every revision says what it must show (qemu-smoke/matrix/README.md)"
+	INV_EXPECT=$root/series-$rev/expect
+	INV_ARGS+=(--series-expect "$INV_EXPECT")
+}
+
+# has_feature NAME: the revision's series-vN/expect (INV_EXPECT, set by
+# inventory_args) declares the feature NAME.
+has_feature() {
+	[ -n "${INV_EXPECT:-}" ] &&
+		awk -v f="$1" '$1 == "features" { for (i = 2; i <= NF; i++) if ($i == f) found = 1 }
+			END { exit !found }' "$INV_EXPECT"
+}
+
 # guest_facts: what the guest suites must know about the kernel in $BUILD,
 # read from the build itself (its .config), not from the configuration's
 # name: where the image lies without KASLR (10-boot), whether the
 # activation test is built in (15-status), whether page table isolation
-# is (ktv_pti=0: no PTI assertions), and for the 6.1 backport that module
-# text is not replicated (ktv_modules=0).
+# is (ktv_pti=0: no PTI assertions), for the 6.1 backport that module
+# text is not replicated (ktv_modules=0), and, from the revision's
+# series-vN/expect after inventory_args, whether it builds node PGDs per
+# mm (ktv_node_pgds=1), and then whether page_owner is built in (booted
+# with page_owner=on: ktv_page_owner=1, the second count of node PGD
+# pages).
 guest_facts() {
 	local cfg=$BUILD/.config words=() start
 	start=$(sed -n 's/^CONFIG_PHYSICAL_START=//p' "$cfg" 2>/dev/null || true)
@@ -25,6 +60,12 @@ guest_facts() {
 		words+=(ktv_pti=0)
 	fi
 	if [ "$BASE" = 6.1 ]; then words+=(ktv_modules=0); fi
+	if has_feature node_pgds; then
+		words+=(ktv_node_pgds=1)
+		# page_owner=on slows a debug guest two- to threefold under TCG
+		# (a stack saved per allocation): only where node PGDs are counted.
+		if grep -qsx 'CONFIG_PAGE_OWNER=y' "$cfg"; then words+=(page_owner=on ktv_page_owner=1); fi
+	fi
 	echo "${words[*]}"
 }
 
@@ -51,12 +92,16 @@ boot_guest() {
 		grep -qsx '# CONFIG_KERNEL_REPLICATION_DEFAULT_ON is not set' "$BUILD/.config"; then
 		case " $row " in *" kernel_replication="*) ;; *) row="$row kernel_replication=on" ;; esac
 	fi
+	local INV_ARGS=(--no-inventory) INV_EXPECT='' # a dry run before the build: no facts yet
+	if [ "${DRY_RUN:-0}" != 1 ] || [ -f "$BUILD/provenance" ]; then
+		inventory_args
+	fi
 	read -ra cmdline <<<"$row $(guest_facts) ${APPEND:-}"
 	local cmd=(python3 "$REPO/qemu-smoke/boot.py"
 		--kernel "$BUILD/arch/x86/boot/bzImage" --initrd "$BUILD/initramfs.cpio.gz"
 		--topo "$REPO/qemu-smoke/topologies/$topo.topo"
 		--out "$WORK/results/$BASE-$REV-$CONFIG/$name" --timeout "${TIMEOUT:-150}"
-		--label "$label" --append "${cmdline[*]}"
+		--label "$label" --append "${cmdline[*]}" "${INV_ARGS[@]}"
 		"${opts[@]}")
 	if [ "${DRY_RUN:-0}" = 1 ]; then
 		printf '%q ' "${cmd[@]}"

@@ -9,6 +9,9 @@ pkgs=(linux-source-"$BASE" gcc libc6-dev make bc flex bison libelf-dev libssl-de
 if [ "${DEPS_DISTRO:-}" = 1 ]; then pkgs+=(linux-config-"$BASE"); fi
 # make stress fuzzes inside the guest with them (never on the host).
 if [ "${DEPS_FUZZ:-}" = 1 ]; then pkgs+=(stress-ng trinity); fi
+# checks/buildbot.sh: LLVM (unversioned clang, ld.lld, llvm-ar...) and
+# Sphinx (its dependencies bring alabaster, 6.12's default docs theme).
+if [ "${DEPS_BUILDBOT:-}" = 1 ]; then pkgs+=(clang lld llvm python3-sphinx); fi
 if [ "${DEPS_ALL_BASES:-}" = 1 ]; then
 	for b in $KNOWN_BASES; do pkgs+=(linux-source-"$b"); done
 fi

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * pgdrace N MS: N times, fork a child whose two threads race for MS
+ * pgdrace [-z] N MS: N times, fork a child whose two threads race for MS
  * milliseconds: one maps, touches and unmaps (or mremaps) memory in
  * otherwise empty 512 GiB slots of the address space, so that top-level
  * entries are populated and cleared (free_pgd_range() under the mmap read
  * lock), and writes LDT entries (map_ldt_struct()); the other hops from
  * CPU to CPU, so that the kernel builds the process a PGD per node while
  * those entries change. The child then reads the series' verify_mm file:
- * every node PGD must equal mm->pgd but for the window. Prints the last
- * report and a summary line; exits 0 when every child's PGDs matched.
- * Static, for the guest; run it with build_min_ns at 0.
+ * every node PGD must equal mm->pgd but for the window, and there must be
+ * one at least (a "node=" line): a child that got none raced with nothing.
+ * -z: a child without a node PGD passes (a topology whose CPUs all use
+ * one replica, where no node PGD is ever built). Prints the last report
+ * and a summary line; exits 0 when every child's PGDs matched (and each
+ * had one). Static, for the guest; run it with build_min_ns at 0.
  */
 #define _GNU_SOURCE
 #include <asm/ldt.h>
@@ -91,19 +94,26 @@ static void *mapper(void *arg)
 	return NULL;
 }
 
-static int child(double ms)
+/* A child's exit status: its PGDs matched, differ, it failed, it had none. */
+enum { CHILD_OK, CHILD_DIFFER, CHILD_ERROR, CHILD_NO_NODE_PGD };
+
+/*
+ * Child I of N: the race, then its verify_mm report, printed for the
+ * last child and for a child that fails.
+ */
+static int child(double ms, int allow_none, int i, int n_children)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	char buf[4096];
+	char buf[4096], lines[4096];
 	pthread_t t;
 	cpu_set_t set;
 	double end;
 	long cpu = 0;
 	ssize_t n;
-	int fd, bad = 0;
+	int fd, rc, bad = 0, node_pgds = 0;
 
 	if (pthread_create(&t, NULL, mapper, NULL))
-		return 2;
+		return CHILD_ERROR;
 	end = now_ms() + ms;
 	while (now_ms() < end) {
 		CPU_ZERO(&set);
@@ -115,27 +125,40 @@ static int child(double ms)
 	fd = open(VERIFY, O_RDONLY);
 	if (fd < 0) {
 		perror(VERIFY);
-		return 2;
+		return CHILD_ERROR;
 	}
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return 2;
+		return CHILD_ERROR;
 	buf[n] = 0;
-	for (char *l = strtok(buf, "\n"); l; l = strtok(NULL, "\n")) {
+	memcpy(lines, buf, n + 1);
+	for (char *l = strtok(lines, "\n"); l; l = strtok(NULL, "\n")) {
 		bad |= verify_line_bad(l);
-		printf("  %s\n", l);
+		/* A node PGD's line; "mm node=" and "kernel node=" are not. */
+		node_pgds += !strncmp(l, "node=", strlen("node="));
 	}
-	return bad;
+	rc = bad ? CHILD_DIFFER : !node_pgds && !allow_none ? CHILD_NO_NODE_PGD : CHILD_OK;
+	if (i == n_children - 1 || rc != CHILD_OK) {
+		printf("child %d of %d, verify_mm:\n%s", i + 1, n_children, buf);
+		if (rc == CHILD_NO_NODE_PGD)
+			printf("no node PGD (no node= line)\n");
+	}
+	return rc;
 }
 
 int main(int argc, char **argv)
 {
-	int n, fails = 0, errors = 0;
+	int n, fails = 0, errors = 0, none = 0, allow_none = 0;
 	double ms;
 
+	if (argc > 1 && !strcmp(argv[1], "-z")) {
+		allow_none = 1;
+		argc--;
+		argv++;
+	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: pgdrace N MS\n");
+		fprintf(stderr, "usage: pgdrace [-z] N MS\n");
 		return 2;
 	}
 	n = atoi(argv[1]);
@@ -147,19 +170,21 @@ int main(int argc, char **argv)
 		if (pid < 0)
 			return 2;
 		if (!pid) {
-			/* Only the last child's report is shown. */
-			if (i != n - 1 && !freopen("/dev/null", "w", stdout))
-				_exit(2);
-			_exit(child(ms));
+			int rc = child(ms, allow_none, i, n);
+
+			fflush(stdout);
+			_exit(rc);
 		}
 		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
 			errors++;
-		else if (WEXITSTATUS(status) == 1)
+		else if (WEXITSTATUS(status) == CHILD_DIFFER)
 			fails++;
+		else if (WEXITSTATUS(status) == CHILD_NO_NODE_PGD)
+			none++;
 		else if (WEXITSTATUS(status))
 			errors++;
 	}
-	printf("pgdrace: %d children, %d with node PGDs that differ, %d errors\n",
-	       n, fails, errors);
-	return fails || errors;
+	printf("pgdrace: %d children, %d with node PGDs that differ, %d without a node PGD%s, %d errors\n",
+	       n, fails, none, allow_none ? " (allowed)" : "", errors);
+	return fails || none || errors;
 }

@@ -83,18 +83,59 @@ class BadInput(unittest.TestCase):
 
     def test_missing_kernel(self):
         rc, err = self.run_main("--kernel", "/nonexistent", "--initrd", __file__,
-                                "--topo", __file__, "--out", "/tmp/x")
+                                "--topo", __file__, "--out", "/tmp/x", "--no-inventory")
         self.assertEqual(rc, 3)
         self.assertIn("no such file: /nonexistent", err)
+
+    def test_inventory_facts_required(self):
+        rc, err = self.run_main("--kernel", __file__, "--initrd", __file__,
+                                "--topo", __file__, "--out", "/tmp/x")
+        self.assertEqual(rc, 3)
+        self.assertIn("--rev and --kconfig are required (or --no-inventory)", err)
 
     def test_bad_topology_exits_3(self):
         with tempfile.NamedTemporaryFile("w", suffix=".topo") as t:
             t.write("cpus 2\nnode 0 cpus=0-1 mem=512M\nbogus 1\n")
             t.flush()
             rc, err = self.run_main("--kernel", __file__, "--initrd", __file__,
-                                    "--topo", t.name, "--out", "/tmp/x")
+                                    "--topo", t.name, "--out", "/tmp/x", "--no-inventory")
         self.assertEqual(rc, 3)
         self.assertIn("bad line", err)
+
+
+class Rejudge(unittest.TestCase):
+    """--rejudge: the logs of a boot judged again with the options it was
+    booted with (OUT/boot.args) and today's inventory."""
+    ktap = ("KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: 10-boot\n"
+            "    ok 1 nodes_as_in_topology\nok 1 10-boot\n# ktv: tests done\n")
+
+    def rejudge(self, inventory):
+        with tempfile.TemporaryDirectory() as out:
+            files = {"ktap.log": self.ktap, "console.log": "", "seconds": "1.0\n",
+                     "qemu.verdict": "", "kconfig": "CONFIG_KERNEL_REPLICATION=y\n",
+                     "inventory": inventory}
+            for name, text in files.items():
+                with open(os.path.join(out, name), "w", encoding="utf-8") as f:
+                    f.write(text)
+            with open(os.path.join(out, "boot.args"), "w", encoding="utf-8") as f:
+                f.write(f"--kernel /gone --initrd /gone --topo {SMOKE}/topologies/1node.topo "
+                        f"--out {out} --label l --rev base --kconfig {out}/kconfig "
+                        f"--inventory {out}/inventory\n")
+            stdout = io.StringIO()
+            with mock.patch.object(sys, "argv", ["boot.py", "--rejudge", "--kernel", "x",
+                                                 "--initrd", "x", "--topo", "x", "--out", out]), \
+                    contextlib.redirect_stdout(stdout):
+                return boot.main(), stdout.getvalue()
+
+    def test_same_inventory_ok(self):
+        rc, row = self.rejudge("[tests]\n10-boot.nodes_as_in_topology True\n")
+        self.assertEqual(rc, 0, row)
+
+    def test_a_test_added_to_the_inventory(self):
+        rc, row = self.rejudge("[tests]\n10-boot.nodes_as_in_topology True\n"
+                               "10-boot.cpus_as_in_topology True\n")
+        self.assertEqual(rc, 1)
+        self.assertIn("missing 1 of the inventory's tests: 10-boot.cpus_as_in_topology", row)
 
 
 if __name__ == "__main__":

@@ -228,6 +228,22 @@ class ExpectedSkips(unittest.TestCase):
         ("base", "2node", "10-kbench.replication_status", True),
         ("series-off", "2node", "10-kbench.replication_status", False),
         ("series", "2node", "10-kbench.ftrace_timing", False),
+        # series-v4's labels: the JIT limit's sysctl is there (CONFIG_NET)
+        # on the distro rows only; 05-fuzz skips only where nothing fuzzes.
+        ("6.12-v4-smoke", "2node", "32-code-copies.jit_limit_pins_as_one_copy", True),
+        ("6.12-v4-debug", "4node", "32-code-copies.jit_limit_pins_as_one_copy", True),
+        ("6.12-v4-distro", "2node", "32-code-copies.jit_limit_pins_as_one_copy", False),
+        ("6.12-v4-distro-default-off", "2node", "32-code-copies.jit_limit_pins_as_one_copy",
+         False),
+        ("6.12-v4-debug", "2node", "05-fuzz.fuzz", True),
+        ("6.12-v4-debug-fuzz", "4node", "05-fuzz.fuzz", False),
+        ("6.12-v4-smoke-fuzz", "2node", "05-fuzz.fuzz", False),
+        ("6.12-v4-smoke", "4node", "17-mm-pgds.node_pgds", False),
+        ("6.12-v4-distro-default-off", "2node", "17-mm-pgds.node_pgds", True),
+        ("6.12-v4-debug-fault-partial", "4node-near", "40-kunit.kunit_krepl_kunit_highmap_alias",
+         True),
+        ("6.12-v4-smoke", "2node", "40-kunit.kunit_krepl_kunit_user_window", False),
+        ("6.12-v4-smoke-pti-off", "2node", "40-kunit.kunit_krepl_kunit_user_window", True),
     ]
 
     def test_cases(self):

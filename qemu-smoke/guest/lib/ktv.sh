@@ -236,11 +236,88 @@ ktv_node_count() { ktv_node_cpus | wc -l; }
 # ktv_krepl_stat NAME: the value of NAME in the series' debugfs status.
 ktv_krepl_stat() { sed -n "s/^$1 //p" /sys/kernel/debug/kernel_replication/status; }
 
+# ktv_is_count VALUE: VALUE is a count (digits only): a status counter
+# that is missing or empty is not 0.
+ktv_is_count() {
+	case $1 in '' | *[!0-9]*) return 1 ;; esac
+}
+
 # ktv_krepl_trim: free every node PGD that no CPU runs (the series'
 # debugfs trim, as its shrinker does); nothing on a kernel without it.
 ktv_krepl_trim() {
 	[ ! -e /sys/kernel/debug/kernel_replication/trim ] ||
 		echo 1 >/sys/kernel/debug/kernel_replication/trim
+}
+
+# ktv_cpu_replicas: how many copies the nodes with CPUs use between them
+# (each node its nearest copy, ktv_nearest_copy): with 2 or more, a
+# process that runs on every node needs node PGDs (one per copy but the
+# one of the node it starts on); with 1, nothing ever builds one.
+ktv_cpu_replicas() {
+	ktv_node_cpus | while read -r _n _c; do ktv_nearest_copy "$_n"; done | sort -u | wc -l
+}
+
+# KTV_PGD_ALLOC: the series' function that allocates the pages of an mm's
+# node PGDs (series-v4, patch 26 on: krepl_mm_build_pgd()), as it appears
+# in page_owner's allocation stacks.
+KTV_PGD_ALLOC=krepl_mm_build_pgd
+
+# ktv_owner_pgd_pages: the pages allocated now (2^order per allocation)
+# whose allocation stack holds KTV_PGD_ALLOC, by page_owner
+# (/sys/kernel/debug/page_owner, booted with page_owner=on): the page
+# allocator's own record, not the series' counter. Fails (prints nothing)
+# when page_owner cannot be read, whole, or lists no page at all. Read by
+# cat: page_owner gives a record per read() and fails one that does not
+# fit in the reader's buffer (ENOMEM); cat's 4 KiB fits any.
+ktv_owner_pgd_pages() {
+	[ -r "$KTV_DBG/page_owner" ] || return 1
+	{ cat "$KTV_DBG/page_owner" || echo "ktv: cat failed"; } | awk -v fn="$KTV_PGD_ALLOC" '
+	function end_record() {
+		if (hit) { p = 1; for (i = 0; i < order; i++) p *= 2; pages += p }
+		hit = 0
+	}
+	/^Page allocated via order / {
+		end_record()
+		n++
+		order = $5
+		sub(/,.*/, "", order)
+		order += 0
+		next
+	}
+	# A stack line: " krepl_mm_build_pgd+0x1d3/0x4f0" (or a .constprop.0 clone).
+	$1 ~ ("^" fn "(\\.[a-z]+\\.[0-9]+)*\\+0x") { hit = 1 }
+	/^ktv: cat failed$/ { failed = 1 }
+	END { end_record(); if (!n || failed) exit 1; print pages + 0 }'
+}
+
+# ktv_pgd_pages_owned LABEL: the series' mm_pgd_pages against
+# ktv_owner_pgd_pages, read while the counter holds still (the same before
+# and after page_owner's scan; up to 3 tries): true when they are equal.
+# Prints one line for the diagnostics. Run it pinned to one CPU (taskset):
+# a process that stays on one node builds no node PGD, so the scan's own
+# processes change neither.
+ktv_pgd_pages_owned() {
+	_po_try=0
+	while :; do
+		_po_c0=$(ktv_krepl_stat mm_pgd_pages)
+		if ! _po_o=$(ktv_owner_pgd_pages); then
+			echo "$1: page_owner cannot be read ($KTV_DBG/page_owner; booted with page_owner=on?)"
+			return 1
+		fi
+		_po_c1=$(ktv_krepl_stat mm_pgd_pages)
+		if ! ktv_is_count "$_po_c0" || ! ktv_is_count "$_po_c1"; then
+			echo "$1: no mm_pgd_pages count in the status file ('$_po_c0')"
+			return 1
+		fi
+		[ "$_po_c0" != "$_po_c1" ] || break
+		_po_try=$((_po_try + 1))
+		if [ $_po_try -ge 3 ]; then
+			echo "$1: mm_pgd_pages changed during each of 3 page_owner scans (last $_po_c0 -> $_po_c1)"
+			return 1
+		fi
+	done
+	echo "$1: mm_pgd_pages $_po_c0, page_owner $_po_o pages allocated by $KTV_PGD_ALLOC()"
+	[ "$_po_o" = "$_po_c0" ]
 }
 
 # ktv_settle: run a process on every online CPU. An idle CPU keeps the
@@ -252,20 +329,51 @@ ktv_settle() {
 	done
 }
 
-# ktv_wait_optimized FUNC: with optimised kprobes, wait (up to 5 s) until
-# the probe on FUNC is marked [OPTIMIZED]; without, return at once.
+# ktv_wait_optimized WHAT [SECS]: wait up to SECS (default 30) for the
+# kprobe whose line in the kprobes list holds WHAT (e.g. "vfs_read+0x5")
+# to be [OPTIMIZED]: rewritten into a jump by the kprobe optimizer (a
+# delayed work, 5 jiffies, then an RCU-tasks grace period: slow under
+# TCG). Fails, saying why, on a timeout, when the kernel has no optimised
+# kprobes or debug.kprobes-optimization is 0, when no probe matches, and
+# when the probe is an ftrace hook (never a jump).
 ktv_wait_optimized() {
-	[ -e /proc/sys/debug/kprobes-optimization ] || return 0
-	[ "$(cat /proc/sys/debug/kprobes-optimization)" = 1 ] || return 0
-	# A probe on the ftrace call site is an ftrace hook, never a jump.
-	grep "$1" "$KTV_DBG/kprobes/list" | grep -q FTRACE && return 0
-	_i=0
-	while [ $_i -lt 50 ]; do
-		grep "$1" "$KTV_DBG/kprobes/list" | grep -q OPTIMIZED && return 0
+	if [ ! -e /proc/sys/debug/kprobes-optimization ]; then
+		ktap_diag "no /proc/sys/debug/kprobes-optimization: no optimised kprobes (CONFIG_OPTPROBES)"
+		return 1
+	fi
+	if [ "$(cat /proc/sys/debug/kprobes-optimization)" != 1 ]; then
+		ktap_diag "debug.kprobes-optimization is $(cat /proc/sys/debug/kprobes-optimization), not 1"
+		return 1
+	fi
+	_wo_end=$((${2:-30} * 10))
+	_wo_i=0
+	while :; do
+		_wo_l=$(grep -F "$1" "$KTV_DBG/kprobes/list")
+		case $_wo_l in
+		'') ktap_diag "no kprobe on $1 in the kprobes list" && return 1 ;;
+		*FTRACE*) ktap_diag "the kprobe on $1 is an ftrace hook, never a jump: $_wo_l" && return 1 ;;
+		*OPTIMIZED*)
+			# The flag is set when the probe is queued for the
+			# optimizer, which writes the jump (0xe9) some jiffies
+			# later: wait for the jump itself, where the verifier can
+			# read the bytes (the meter suite does not load it).
+			_wo_b=$(ktv_text_bytes "0x${_wo_l%% *}")
+			case $_wo_b in
+			e9*) return 0 ;;
+			'?')
+				ktap_diag "the kprobe on $1 is flagged optimised; its bytes cannot be read through the verifier's peek: waiting 1 s for the optimizer"
+				sleep 1
+				return 0
+				;;
+			esac
+			;;
+		esac
+		[ $_wo_i -lt "$_wo_end" ] || break
 		usleep 100000
-		_i=$((_i + 1))
+		_wo_i=$((_wo_i + 1))
 	done
-	ktap_diag "the kprobe on $1 was not optimised within 5 s"
+	ktap_diag "the kprobe on $1 was not optimised within ${2:-30} s: $_wo_l"
+	return 1
 }
 
 # ktv_probe_point [MOD:]FUNC: [MOD:]FUNC+OFFSET just past FUNC's call to

@@ -22,8 +22,9 @@ TRACE=/sys/kernel/tracing
 # ktv_probes=1: code outside the image and the modules runs at every
 # getppid(): a BPF program attached to a kprobe on __x64_sys_getppid (an
 # ftrace-based kprobe: its ftrace trampoline, then the JIT-compiled
-# program) and a kprobe past the ftrace call of __task_pid_nr_ns (its
-# instruction slot, or once optimised its detour buffer).
+# program) and a kprobe past the ftrace call of __task_pid_nr_ns, which
+# must be optimised before kbench starts (its detour buffer, a kprobe
+# instruction slot; probe_optimized fails otherwise).
 if [ "${ktv_probes:-0}" = 1 ]; then
 	mount -t tracefs tracefs "$TRACE" 2>/dev/null
 	bpfload 1 attach __x64_sys_getppid >/tmp/meter.bpf 2>&1 &
@@ -36,11 +37,14 @@ if [ "${ktv_probes:-0}" = 1 ]; then
 	if grep -q attached /tmp/meter.bpf && [ -n "$_pp" ] &&
 		echo "p:ktvmeter $_pp" >>"$TRACE/kprobe_events" &&
 		echo 1 >"$TRACE/events/kprobes/ktvmeter/enable"; then
-		ktv_wait_optimized __task_pid_nr_ns
-		while IFS= read -r l; do ktap_diag "kprobes: $l"; done <"$KTV_DBG/kprobes/list"
 		ktap_ok probes_armed
+		# Measured from its detour buffer, not its instruction slot:
+		# kbench must not start before the optimizer has run.
+		ktap_check probe_optimized ktv_wait_optimized "$(printf ' __task_pid_nr_ns+0x%x ' "${_pp##*+}")"
+		while IFS= read -r l; do ktap_diag "kprobes: $l"; done <"$KTV_DBG/kprobes/list"
 	else
 		ktap_fail probes_armed "$(cat /tmp/meter.bpf) probe point '${_pp:-}'"
+		ktap_fail probe_optimized "no probe armed"
 	fi
 fi
 

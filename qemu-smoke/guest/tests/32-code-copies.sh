@@ -82,13 +82,19 @@ code_main() {
 		# boundary past the ftrace call to probe.
 		_kp=0
 		ktap_skip kprobe_armed "no available_filter_functions_addrs (before 6.5)"
+		ktap_skip kprobe_optimized "no available_filter_functions_addrs (before 6.5)"
 	elif [ -n "$_pp" ] && echo "p:ktvslot $_pp" >>"$KTV_TRACE/kprobe_events" &&
 		echo 1 >"$KTV_TRACE/events/kprobes/ktvslot/enable"; then
-		ktv_wait_optimized ktv_probe_me
-		grep ktv_probe_me "$KTV_DBG/kprobes/list" | while IFS= read -r l; do ktap_diag "kprobes: $l"; done
 		ktap_ok kprobe_armed
+		# Optimised: its detour buffer, a kprobe instruction slot, holds
+		# the copied instructions and the jump back (optimised in every
+		# recorded run). Not in time fails: the pages below would then be
+		# compared before the optimizer has written them.
+		ktap_check kprobe_optimized ktv_wait_optimized "$(printf ' ktv_probe_me+0x%x ' "${_pp##*+}")"
+		grep ktv_probe_me "$KTV_DBG/kprobes/list" | while IFS= read -r l; do ktap_diag "kprobes: $l"; done
 	else
 		ktap_fail kprobe_armed "the kprobe on ktv_probe_me could not be set or enabled"
+		ktap_fail kprobe_optimized "no kprobe on ktv_probe_me"
 		ktap_diag "kallsyms: $(grep -F ktv_probe_me /proc/kallsyms | tr '\n' ' ')"
 		tail -n 3 "$KTV_TRACE/error_log" | while IFS= read -r l; do ktap_diag "error_log: $l"; done
 	fi
@@ -166,5 +172,7 @@ if [ "$KTV_CODE_COPIED" = 1 ] && [ ! -e /proc/sys/net/core/bpf_jit_limit ]; then
 elif [ "$KTV_CODE_COPIED" = 1 ]; then
 	ktap_check jit_limit_pins_as_one_copy jit_limit_ok
 else
-	ktap_skip jit_limit_pins_as_one_copy "JIT code is not copied per node on this kernel"
+	# Nothing to bound: the row's inventory (qemu-smoke/expected-tests)
+	# wants the test only where the revision copies JIT code and replicates.
+	ktap_diag "JIT code is not copied per node on this kernel: bpf_jit_limit not checked"
 fi
