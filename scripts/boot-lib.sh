@@ -62,7 +62,8 @@ guest_facts() {
 	if [ "$BASE" = 6.1 ]; then words+=(ktv_modules=0); fi
 	if has_feature node_pgds; then
 		words+=(ktv_node_pgds=1)
-		# page_owner=on slows a debug guest two- to threefold under TCG
+		# page_owner=on: a v3 debug row did not finish 30-patching within
+		# 400 s with it (the tracer's allocations), 393 s for all without
 		# (a stack saved per allocation): only where node PGDs are counted.
 		if grep -qsx 'CONFIG_PAGE_OWNER=y' "$cfg"; then words+=(page_owner=on ktv_page_owner=1); fi
 	fi
