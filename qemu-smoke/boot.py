@@ -48,7 +48,7 @@ def parse_args(argv=None):
                          "timer ticks come every so many guest instructions, whatever the host's "
                          "speed, so that the meter's counts per operation repeat")
     ap.add_argument("--mttcg", action="store_true",
-                    help="multi-threaded TCG (unsafe for kernels that patch text)")
+                    help="multi-threaded TCG: one host thread per vCPU (always, with --meter)")
     ap.add_argument("--expect-faults", action="store_true",
                     help="the guest provokes faults on purpose: no oops=panic, and one oops "
                          "between each pair of its expect-fault markers is the test's, not the "
@@ -99,7 +99,11 @@ def kernel_cmdline(topo, opts):
 
 
 def qemu_command(topo, opts, console_log, ktap_log):
-    accel = "tcg,thread=multi" if opts.mttcg else "tcg,thread=single"
+    # With --meter, multi-threaded TCG: QEMU 10.0's single-threaded TCG
+    # gives a plugin callback the vCPU that translated the block, not the
+    # one running it (accel/tcg/plugin-gen.c, gen_cpu_index(): a constant
+    # unless CF_PARALLEL), which would put one vCPU's counts on another.
+    accel = "tcg,thread=multi" if opts.mttcg or opts.meter else "tcg,thread=single"
     # The meter finds a fetch's node from the host address of its bytes:
     # each node's memory is a file of its own then.
     backend = "file" if opts.meter else "ram"
@@ -137,6 +141,11 @@ def check_inputs(opts):
     files = [opts.topo] + ([] if opts.rejudge else [opts.kernel, opts.initrd])
     if not opts.no_inventory and not (opts.rev and opts.kconfig):
         print("boot.py: error: --rev and --kconfig are required (or --no-inventory)",
+              file=sys.stderr)
+        return None
+    if opts.icount and (opts.meter or opts.mttcg):
+        print("boot.py: error: --icount needs single-threaded TCG, and --meter runs multi-threaded "
+              "(QEMU 10.0 gives plugins the wrong vCPU otherwise): drop --icount",
               file=sys.stderr)
         return None
     if not opts.no_inventory:

@@ -120,11 +120,12 @@ done
 # cold (ktv_cold=1: the model's caches emptied before each operation),
 # with the kernel's reads of its own rodata (from System.map: nokaslr puts
 # the image where System.map says, on node 0 as the meter check assumes).
-# Then the page table bytes per process (ktv_ptbytes=1). With --icount
-# the guest's clock follows its instruction count, so timer ticks (about
-# 12000 kernel instructions each, every 4 million instructions at HZ=250)
-# land alike in every run whatever the host's load: the counts per
-# operation repeat (two runs show by how much). 10 repetitions of 32
+# Then the page table bytes per process (ktv_ptbytes=1). The meter runs
+# under multi-threaded TCG (boot.py: QEMU 10.0's single-threaded TCG
+# hands plugins the wrong vCPU), which rules out --icount: timer ticks
+# (about 12000 kernel instructions each) land where the host's timing puts
+# them, so the counts per operation move a little from run to run (two
+# runs, and the spread of the repetitions, show by how much). 10 repetitions of 32
 # loops: fork1024 (forks per phase: 320) dominates the time; it has no
 # cold run, fork1 is the same operation. Each repetition is a stretch of
 # its case's phase, and bench.py takes the median repetition. norandmaps:
@@ -145,7 +146,7 @@ for m in $(seq 1 "$meter_runs"); do
 			[ -n "$range" ] || die "no __start_rodata/__end_rodata in $build/System.map"
 			boot "$k" "$t" "$out/$t/$k/meter$m" \
 				"nokaslr norandmaps ktv_suite=meter ktv_cases=$meter_cases ktv_reps=${BENCH_METER_REPS:-10} ktv_loop=${BENCH_METER_LOOP:-32} ktv_cold=1 ktv_cold_cases=${meter_cases/fork1024,/} ktv_ptbytes=1 ktv_ptprocs=1024 ktv_probes=${BENCH_METER_PROBES:-0}" \
-				--meter "$plugin_dir/locality.so" --meter-args "$meter_args,rodata=$range" --icount ||
+				--meter "$plugin_dir/locality.so" --meter-args "$meter_args,rodata=$range" ||
 				failed=$((failed + 1))
 		done
 	done

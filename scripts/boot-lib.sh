@@ -98,6 +98,8 @@ boot_guest() {
 		inventory_args
 	fi
 	read -ra cmdline <<<"$row $(guest_facts) ${APPEND:-}"
+	# MTTCG=1: multi-threaded TCG (one host thread per vCPU) for every row.
+	[ "${MTTCG:-0}" != 1 ] || opts+=(--mttcg)
 	local cmd=(python3 "$REPO/qemu-smoke/boot.py"
 		--kernel "$BUILD/arch/x86/boot/bzImage" --initrd "$BUILD/initramfs.cpio.gz"
 		--topo "$REPO/qemu-smoke/topologies/$topo.topo"

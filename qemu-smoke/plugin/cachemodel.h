@@ -73,21 +73,4 @@ static void cm_flush(struct cm_cache *c)
 /* Where an access was served from. */
 enum cm_level { CM_L1, CM_L2, CM_LLC, CM_MEM, CM_NLEVELS };
 
-/*
- * One access through a private L1 (instruction or data), a private L2 and
- * a shared last-level cache, in that order; every level that missed is
- * filled.
- */
-static enum cm_level cm_lookup(struct cm_cache *l1, struct cm_cache *l2,
-			       struct cm_cache *llc, uint64_t line)
-{
-	if (cm_access(l1, line))
-		return CM_L1;
-	if (cm_access(l2, line))
-		return CM_L2;
-	if (cm_access(llc, line))
-		return CM_LLC;
-	return CM_MEM;
-}
-
 #endif /* CACHEMODEL_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * locality.c - QEMU 7.2 TCG plugin: NUMA locality meter for guest text.
+ * locality.c - QEMU 10 TCG plugin: NUMA locality meter for guest text.
  *
  * Attributes every executed guest instruction to (vCPU, mode, node of the
  * guest memory holding the instruction bytes) and prints, at exit, how many
@@ -26,16 +26,13 @@
  * list of lines and shared by every translation that has the same).
  *
  * Optional data=on: a read callback on every kernel-mode instruction
- * attributes kernel data reads by node. QEMU 7.2's
- * qemu_plugin_hwaddr_phys_addr() returns a RAMBlock-relative value that
- * is not a guest physical address for every block, so the plugin reads
- * the host address that qemu_plugin_get_hwaddr() recorded (struct
- * qemu_plugin_hwaddr: bool is_io at 0, void *hostaddr at 8 in 7.2). The
- * layout is checked against the machine code of the QEMU binary at install
- * time; if the check fails, data=on is refused. With rodata=START-END, the
+ * attributes kernel data reads by node. qemu_plugin_hwaddr_phys_addr()
+ * gives the guest physical address of a RAM access (QEMU 10; 7.2 gave a
+ * RAMBlock-relative offset), which the plugin turns into a host address
+ * with q35's memory layout (gpa_host()). With rodata=START-END, the
  * kernel reads of virtual addresses in [START, END) are also counted apart.
  *
- * Phases: the 7.2 API cannot read guest registers, so the guest marks a
+ * Phases: the guest marks a
  * phase by executing user-mode code in a marker page at a fixed virtual
  * address (PHASE_PAGE): the instruction at offset 16 * P means "phase P
  * begins now" (qemu-smoke/progs/meter-phase.h puts a "ret" there). Phase 0
@@ -94,6 +91,7 @@ enum { MODE_USER, MODE_KERNEL, NMODES };
 #define PHASE_SLOT	16u
 #define MAX_PHASES	255
 #define FLUSH_SLOT	255
+#define TLB_MAX_CTRS	16
 
 struct vcpu_stats {
 	uint64_t insns[NMODES][NCOLS];
@@ -106,6 +104,7 @@ struct vcpu_stats {
 	uint64_t kfetch_mem[NCOLS];	/* ... those from memory, by node */
 	uint64_t krodata[CM_NLEVELS];
 	uint64_t krodata_mem[NCOLS];
+	uint64_t tlb[TLB_MAX_CTRS];	/* tlb=on: enum tlb_ctr (x86tlb.h) */
 } __attribute__((aligned(64)));
 
 struct range {
@@ -166,6 +165,7 @@ static struct cm_shape shapes[CM_NSHAPES] = {
 static bool cache_on;
 static struct cm_cache l1i[MAX_VCPUS], l1d[MAX_VCPUS], l2[MAX_VCPUS];
 static struct cm_cache llc[MAX_NODES];
+static pthread_mutex_t llc_lock[MAX_NODES];	/* the vCPUs of a node share its LLC */
 static bool cache_ready;
 
 /*
@@ -243,6 +243,63 @@ static void parse_maps(void)
 		fprintf(stderr, "locality: no nodeN.mem mapping found: boot with boot.py --meter; all fetches count as other\n");
 }
 
+/*
+ * Guest physical memory as q35 lays it out (QEMU 10, hw/i386/pc_q35.c and
+ * hw/core/numa.c): the node memory backends follow one another, in node
+ * order, in one RAM region; its first below_4g bytes appear at guest
+ * physical 0 and the rest at 4 GiB. below_4g is 2 GiB when there is
+ * 2.75 GiB of RAM or more, else all of it. DIMMs (dimmN.mem) are not
+ * mapped here: their accesses count as "other".
+ */
+struct gmem {
+	uintptr_t host;
+	uint64_t off, size;	/* in the RAM region */
+};
+static struct gmem gmem[MAX_NODES];
+static int n_gmem;
+static uint64_t ram_size, below_4g;
+
+#define GIB	(1ull << 30)
+
+static void layout_gpa(void)
+{
+	int n, i;
+
+	for (n = 0; n < MAX_NODES; n++) {
+		uintptr_t lo = UINTPTR_MAX, hi = 0;
+
+		for (i = 0; i < n_ranges; i++) {
+			if (ranges[i].node != n)
+				continue;
+			lo = ranges[i].start < lo ? ranges[i].start : lo;
+			hi = ranges[i].end > hi ? ranges[i].end : hi;
+		}
+		if (!hi)
+			continue;
+		gmem[n_gmem++] = (struct gmem){ lo, ram_size, hi - lo };
+		ram_size += hi - lo;
+	}
+	below_4g = ram_size >= 0xb0000000ull ? 2 * GIB : ram_size;
+}
+
+/* The host address of guest physical @gpa in a node file, or NULL. */
+static void *gpa_host(uint64_t gpa)
+{
+	uint64_t off;
+	int i;
+
+	if (gpa < below_4g)
+		off = gpa;
+	else if (gpa >= 4 * GIB && gpa - 4 * GIB < ram_size - below_4g)
+		off = gpa - 4 * GIB + below_4g;
+	else
+		return NULL;
+	for (i = 0; i < n_gmem; i++)
+		if (off - gmem[i].off < gmem[i].size)
+			return (void *)(gmem[i].host + (off - gmem[i].off));
+	return NULL;
+}
+
 static int node_of(const void *host)
 {
 	uintptr_t h = (uintptr_t)host;
@@ -255,6 +312,8 @@ static int node_of(const void *host)
 			return ranges[i].node;
 	return COL_OTHER;
 }
+
+#include "x86tlb.h"
 
 /* boot.py's layout, unless cpunodes= said: CPUs split evenly over the nodes. */
 static void guess_cpunodes(void)
@@ -277,7 +336,10 @@ static void setup(void)
 	int v, n;
 
 	parse_maps();
+	layout_gpa();
 	guess_cpunodes();
+	for (n = 0; n < MAX_NODES; n++)
+		pthread_mutex_init(&llc_lock[n], NULL);
 	if (!cache_on)
 		return;
 	for (n = 0; n < MAX_NODES; n++) {
@@ -327,6 +389,28 @@ static void end_stretch(void)
 	}
 }
 
+/*
+ * One access through @vcpu's L1 @l1 (instruction or data), its L2 and its
+ * node's last-level cache, in that order; every level that missed is
+ * filled. The node's vCPUs share the LLC and, under multi-threaded TCG
+ * (the harness's with the meter: see README.md), run at once: the LLC is
+ * locked.
+ */
+static enum cm_level cache_lookup(struct cm_cache *l1, unsigned int vcpu, uint64_t line)
+{
+	int node = cpu_node[vcpu];
+	enum cm_level lvl;
+
+	if (cm_access(l1, line))
+		return CM_L1;
+	if (cm_access(&l2[vcpu], line))
+		return CM_L2;
+	pthread_mutex_lock(&llc_lock[node]);
+	lvl = cm_access(&llc[node], line) ? CM_LLC : CM_MEM;
+	pthread_mutex_unlock(&llc_lock[node]);
+	return lvl;
+}
+
 /* Empty every cache of the model. */
 static void cache_flush_all(void)
 {
@@ -349,14 +433,18 @@ static void phase_mark(unsigned int vcpu, void *udata)
 
 	(void)vcpu;
 	if (slot == FLUSH_SLOT) {
-		flush_marks++;
+		__atomic_fetch_add(&flush_marks, 1, __ATOMIC_RELAXED);
 		if (cache_ready)
 			cache_flush_all();
+		for (slot = 0; tlb_on && slot < (uintptr_t)n_vcpus; slot++) {
+			tm_reset(&vtlb[slot].itlb);	/* cold TLBs too */
+			tm_reset(&vtlb[slot].dtlb);
+		}
 		return;
 	}
 	end_stretch();
 	phase_now = (unsigned int)slot;
-	phase_marks[slot]++;
+	__atomic_fetch_add(&phase_marks[slot], 1, __ATOMIC_RELAXED);
 	for (slot = 0; slot < (uintptr_t)n_vcpus; slot++)
 		stretch_base[slot] = kernel_insns(phase_now, (int)slot);
 }
@@ -372,8 +460,7 @@ static void cache_fetch(unsigned int vcpu, void *udata)
 		return;
 	s = &stats[phase_now][vcpu];
 	for (i = 0; i < t->n; i++) {
-		enum cm_level lvl = cm_lookup(&l1i[vcpu], &l2[vcpu],
-					      &llc[cpu_node[vcpu]], t->l[i].line);
+		enum cm_level lvl = cache_lookup(&l1i[vcpu], vcpu, t->l[i].line);
 
 		if (!t->kernel)
 			continue;
@@ -382,13 +469,6 @@ static void cache_fetch(unsigned int vcpu, void *udata)
 			s->kfetch_mem[t->l[i].col]++;
 	}
 }
-
-/* Mirror of QEMU 7.2's struct qemu_plugin_hwaddr (include/qemu/plugin-memory.h). */
-struct hwaddr_72 {
-	bool is_io;
-	bool is_store;
-	void *hostaddr;
-};
 
 /*
  * A data access. udata: the instruction's mode, plus MEM_STORE for the
@@ -405,8 +485,8 @@ static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
 	bool read = (uintptr_t)udata == MODE_KERNEL;
 	bool rodata = read && rodata_on && vaddr >= rodata_start && vaddr < rodata_end;
-	void *host = hw && !qemu_plugin_hwaddr_is_io(hw) ?
-		     ((struct hwaddr_72 *)hw)->hostaddr : NULL;
+	bool ram = hw && !qemu_plugin_hwaddr_is_io(hw);
+	void *host = ram ? gpa_host(qemu_plugin_hwaddr_phys_addr(hw)) : NULL;
 	struct vcpu_stats *s;
 	enum cm_level lvl;
 	int col;
@@ -415,17 +495,18 @@ static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
 		return;
 	s = &stats[phase_now][vcpu];
 	col = host ? node_of(host) : COL_OTHER;
-	if (read && !host) {
+	if (read && !ram) {
 		s->reads_io++;
 		s->rodata_io += rodata;
 	} else if (read) {
 		s->reads[col]++;
 		s->rodata[col] += rodata;
 	}
+	if (rodata)
+		tlb_read(vcpu, vaddr);
 	if (!cache_ready || !host)
 		return;
-	lvl = cm_lookup(&l1d[vcpu], &l2[vcpu], &llc[cpu_node[vcpu]],
-			(uintptr_t)host >> CM_LINE_SHIFT);
+	lvl = cache_lookup(&l1d[vcpu], vcpu, (uintptr_t)host >> CM_LINE_SHIFT);
 	if (rodata) {
 		s->krodata[lvl]++;
 		if (lvl == CM_MEM)
@@ -434,7 +515,7 @@ static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
 }
 
 /*
- * Line lists are interned: QEMU 7.2 cannot free a callback's userdata, and
+ * Line lists are interned: QEMU cannot free a callback's userdata, and
  * blocks are translated again and again (code buffer flushes), so each
  * distinct list is kept once, in a hash table, for the whole run.
  */
@@ -523,7 +604,7 @@ static void page_exec(unsigned int vcpu, void *udata)
 	if (!phase_now || vcpu >= MAX_VCPUS || tp->pc->col == COL_OTHER ||
 	    tp->pc->col == home[cpu_node[vcpu]])
 		return;
-	tp->pc->remote += tp->n;
+	__atomic_fetch_add(&tp->pc->remote, tp->n, __ATOMIC_RELAXED);
 }
 
 /* The interned share of @n instructions on (@page, @col). */
@@ -658,6 +739,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		uint64_t off = vaddr - PHASE_PAGE;	/* the page is user mode */
 
 		count[mode * NCOLS + node_of(qemu_plugin_insn_haddr(insn))]++;
+		if (tlb_on)
+			tlb_insn(insn);
 		if (off < PHASE_PAGE_SIZE && off && off % PHASE_SLOT == 0)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, phase_mark,
 							       QEMU_PLUGIN_CB_NO_REGS,
@@ -675,6 +758,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	}
 	if (pages_on)
 		register_pages(tb, n);
+	if (tlb_on && n && qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, 0)) >> 63)
+		tlb_block(tb, n);
 	if (cache_ready) {
 		struct tb_lines *t = tb_lines_of(tb, n);
 
@@ -690,30 +775,6 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 							     QEMU_PLUGIN_CB_NO_REGS,
 							     (void *)v);
 	}
-}
-
-/*
- * data=on peeks at QEMU's struct: accept only the code this layout was
- * read from (Debian 12 qemu-system-x86 7.2): is_io is "movzbl (%rdi),%eax;
- * ret" and phys_addr loads the pointer with "mov 0x8(%rdi),%rdi".
- */
-static bool hwaddr_layout_ok(void)
-{
-	static const unsigned char is_io[] = { 0x0f, 0xb6, 0x07, 0xc3 };
-	static const unsigned char endbr[] = { 0xf3, 0x0f, 0x1e, 0xfa };
-	static const unsigned char ld8[] = { 0x48, 0x8b, 0x7f, 0x08 };
-	const unsigned char *p = (const unsigned char *)(uintptr_t)qemu_plugin_hwaddr_is_io;
-	const unsigned char *q = (const unsigned char *)(uintptr_t)qemu_plugin_hwaddr_phys_addr;
-	int i;
-
-	if (!memcmp(p, endbr, sizeof(endbr)))
-		p += sizeof(endbr);
-	if (memcmp(p, is_io, sizeof(is_io)))
-		return false;
-	for (i = 0; i < 64; i++)
-		if (!memcmp(q + i, ld8, sizeof(ld8)))
-			return true;
-	return false;
 }
 
 static int nodes_total(void)
@@ -924,6 +985,35 @@ static void print_cache(FILE *f, const char *lead, const struct vcpu_stats *rows
 	}
 }
 
+/* tlb=on: the TLB counters of each vCPU, then of each node. */
+static void print_tlb_counts(FILE *f, const char *lead, const struct vcpu_stats *rows,
+			     int nodes)
+{
+	int v, i, c;
+
+	for (v = 0; v < n_vcpus + nodes; v++) {
+		uint64_t sum[TC_NCTRS] = { 0 };
+		int node = v < n_vcpus ? cpu_node[v] : v - n_vcpus, cnt = 0;
+
+		for (i = 0; i < n_vcpus; i++) {
+			if (v < n_vcpus ? i != v : cpu_node[i] != node)
+				continue;
+			cnt++;
+			for (c = 0; c < TC_NCTRS; c++)
+				sum[c] += rows[i].tlb[c];
+		}
+		if (!cnt)
+			continue;
+		if (v < n_vcpus)
+			fprintf(f, "%stlb vcpu=%d node=%d", lead, v, node);
+		else
+			fprintf(f, "%stlb node=%d vcpus=%d", lead, node, cnt);
+		for (c = 0; c < TC_NCTRS; c++)
+			fprintf(f, " %s=%" PRIu64, tlb_ctr_name[c], sum[c]);
+		fprintf(f, "\n");
+	}
+}
+
 /*
  * Every count of @rows (one vcpu_stats per vCPU), each line led by @lead:
  * "" for the totals, "phase=P " for phase P (@phase: with kernel_insns=).
@@ -957,6 +1047,8 @@ static void print_counts(FILE *f, const char *lead, const struct vcpu_stats *row
 	}
 	if (cache_ready)
 		print_cache(f, lead, rows, nodes);
+	if (tlb_on)
+		print_tlb_counts(f, lead, rows, nodes);
 }
 
 static void add_stats(struct vcpu_stats *dst, const struct vcpu_stats *src)
@@ -979,6 +1071,8 @@ static void add_stats(struct vcpu_stats *dst, const struct vcpu_stats *src)
 		dst->kfetch_mem[c] += src->kfetch_mem[c];
 		dst->krodata_mem[c] += src->krodata_mem[c];
 	}
+	for (c = 0; c < TLB_MAX_CTRS; c++)
+		dst->tlb[c] += src->tlb[c];
 }
 
 /* Instructions of @mode in @s, from every memory column. */
@@ -1044,7 +1138,7 @@ static void report(FILE *f)
 		fprintf(f, " rodata=%" PRIx64 "-%" PRIx64, rodata_start, rodata_end);
 	else
 		fprintf(f, " rodata=off");
-	fprintf(f, " cache=%s", cache_ready ? "on" : "off");
+	fprintf(f, " cache=%s tlb=%s", cache_ready ? "on" : "off", tlb_on ? "on" : "off");
 	for (v = 0; cache_ready && v < CM_NSHAPES; v++)
 		fprintf(f, " cache_%s=%" PRIu64 ":%" PRIu64 "%s", shapes[v].name,
 			shapes[v].kib, shapes[v].ways,
@@ -1075,6 +1169,8 @@ static void report(FILE *f)
 	}
 	if (pages_on)
 		print_pages(f);
+	if (tlb_on)
+		print_tlb(f);
 	fprintf(f, "end\n");
 }
 
@@ -1085,7 +1181,7 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 	(void)id;
 	(void)udata;
 	pthread_once(&setup_once, setup);
-	/* Not qemu_plugin_outs(): 7.2 prints that only with "-d plugin". */
+	/* Not qemu_plugin_outs(): QEMU prints that only with "-d plugin". */
 	f = out_path ? fopen(out_path, "w") : stderr;
 	if (!f) {
 		fprintf(stderr, "locality: %s: %s\n", out_path, strerror(errno));
@@ -1228,6 +1324,22 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		} else if ((shape = parse_shape(arg, val))) {
 			if (shape < 0)
 				return -1;
+		} else if (!strncmp(arg, "tlb=", 4)) {
+			if (!qemu_plugin_bool_parse("tlb", val, &tlb_on)) {
+				fprintf(stderr, "locality: bad boolean '%s'\n", arg);
+				return -1;
+			}
+		} else if (!strncmp(arg, "tlb_shape=", 10)) {
+			unsigned long long e, w;
+			int pos = 0;
+
+			if (sscanf(val, "%llu:%llu%n", &e, &w, &pos) != 2 || val[pos] ||
+			    !w || !e || e % w) {
+				fprintf(stderr, "locality: bad tlb_shape '%s' (want ENTRIES:WAYS, ENTRIES a multiple of WAYS)\n", val);
+				return -1;
+			}
+			tlb_entries = e;
+			tlb_ways = w;
 		} else if (!strncmp(arg, "data=", 5)) {
 			if (!qemu_plugin_bool_parse("data", val, &data_on)) {
 				fprintf(stderr, "locality: bad boolean '%s'\n", arg);
@@ -1259,10 +1371,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 			return -1;
 		}
 	}
-	if (data_on && !hwaddr_layout_ok()) {
-		fprintf(stderr, "locality: data=on needs QEMU 7.2's struct qemu_plugin_hwaddr layout; this QEMU differs\n");
+	if (tlb_on && tlb_setup())
 		return -1;
-	}
+	if (tlb_on)
+		qemu_plugin_register_vcpu_init_cb(id, tlb_vcpu_init);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
 	return 0;

@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Minimal declarations of the QEMU 7.2 TCG plugin API, written for the
- * locality meter because Debian 12 does not package qemu-plugin.h.
+ * Minimal declarations of the QEMU 10.0 TCG plugin API, written for the
+ * locality meter because Debian does not package qemu-plugin.h (neither
+ * bookworm's QEMU 7.2 nor bookworm-backports' 10.0).
  *
- * Only what locality.c uses is declared. Signatures follow QEMU 7.2's
- * include/qemu/qemu-plugin.h (API version 1; QEMU 7.2 accepts versions
- * 0..1 and refuses a plugin that does not export qemu_plugin_version).
+ * Only what locality.c uses is declared. Signatures follow QEMU 10.0's
+ * include/qemu/qemu-plugin.h, API version 4: version 2 dropped the
+ * non-per-vCPU inline ops, version 3 made qemu_plugin_insn_data() copy
+ * into a caller's buffer, version 4 added qemu_plugin_read_memory_vaddr().
+ * Register reads (qemu_plugin_get_registers(), qemu_plugin_read_register())
+ * exist since version 2. QEMU 7.2 (version 1) refuses this plugin.
  * The symbols are resolved at load time against the qemu-system-*
  * binary (nm -D --defined-only $(which qemu-system-x86_64) | grep plugin).
  *
- * GLib types are avoided: the real header only uses bool/stdint types in
- * these prototypes, so the plugin builds without libglib2.0-dev.
+ * GLib is not needed to build: the three GLib containers the register and
+ * memory reads use are declared below by their public layout, and the
+ * two GLib functions called are resolved, like the API, from the QEMU
+ * process, which links GLib.
  */
 #ifndef LOCALITY_QEMU_PLUGIN_API_H
 #define LOCALITY_QEMU_PLUGIN_API_H
@@ -20,7 +26,7 @@
 #include <stddef.h>
 
 #define QEMU_PLUGIN_EXPORT __attribute__((visibility("default")))
-#define QEMU_PLUGIN_VERSION 1
+#define QEMU_PLUGIN_VERSION 4
 
 typedef uint64_t qemu_plugin_id_t;
 
@@ -67,7 +73,7 @@ enum qemu_plugin_mem_rw {
 	QEMU_PLUGIN_MEM_RW,
 };
 
-/* 7.2: a MemOpIdx-derived 32-bit value, passed by value. */
+/* A MemOpIdx-derived 32-bit value, passed by value. */
 typedef uint32_t qemu_plugin_meminfo_t;
 
 typedef void (*qemu_plugin_vcpu_mem_cb_t)(unsigned int vcpu_index,
@@ -107,5 +113,47 @@ bool qemu_plugin_hwaddr_is_io(const struct qemu_plugin_hwaddr *haddr);
 uint64_t qemu_plugin_hwaddr_phys_addr(const struct qemu_plugin_hwaddr *haddr);
 
 bool qemu_plugin_bool_parse(const char *name, const char *val, bool *ret);
+
+/* Copies up to @len bytes of the instruction into @dest (version 3 on). */
+size_t qemu_plugin_insn_data(const struct qemu_plugin_insn *insn, void *dest,
+			     size_t len);
+
+/* GLib's public structs (glib/garray.h), as far as the plugin reads them. */
+typedef struct {
+	char *data;
+	unsigned int len;
+} GArray;
+
+typedef struct {
+	uint8_t *data;
+	unsigned int len;
+} GByteArray;
+
+GByteArray *g_byte_array_new(void);
+GByteArray *g_byte_array_set_size(GByteArray *array, unsigned int length);
+
+struct qemu_plugin_register;
+
+typedef struct {
+	struct qemu_plugin_register *handle;
+	const char *name;
+	const char *feature;
+} qemu_plugin_reg_descriptor;
+
+/* From a vCPU init callback: an array of qemu_plugin_reg_descriptor. */
+GArray *qemu_plugin_get_registers(void);
+/*
+ * Appends the register's bytes (target order) to @buf; returns their
+ * number or -1. Only from callbacks registered with QEMU_PLUGIN_CB_R_REGS.
+ */
+int qemu_plugin_read_register(struct qemu_plugin_register *handle,
+			      GByteArray *buf);
+/* Reads @len bytes at guest virtual @addr through the vCPU's MMU. */
+bool qemu_plugin_read_memory_vaddr(uint64_t addr, GByteArray *data, size_t len);
+
+typedef void (*qemu_plugin_vcpu_simple_cb_t)(qemu_plugin_id_t id,
+					     unsigned int vcpu_index);
+void qemu_plugin_register_vcpu_init_cb(qemu_plugin_id_t id,
+				       qemu_plugin_vcpu_simple_cb_t cb);
 
 #endif /* LOCALITY_QEMU_PLUGIN_API_H */

@@ -2,7 +2,7 @@
 /*
  * selftest.c - drive the locality meter without QEMU.
  *
- * Includes locality.c and provides the few QEMU 7.2 plugin API functions
+ * Includes locality.c and provides the few QEMU 10 plugin API functions
  * it calls: "translating" a block calls the meter's translation callback
  * with a fake block, "executing" it calls the callbacks the meter
  * registered, in QEMU's order (the block's callbacks first, then each
@@ -56,7 +56,12 @@ struct qemu_plugin_tb {
 static qemu_plugin_vcpu_tb_trans_cb_t trans_cb;
 static qemu_plugin_udata_cb_t exit_cb;
 static void *exit_udata;
-static struct hwaddr_72 fake_hw;
+/* The access being executed: RAM at guest physical phys, or unresolved. */
+struct qemu_plugin_hwaddr {
+	bool ram;
+	uint64_t phys;
+};
+static struct qemu_plugin_hwaddr fake_hw;
 
 void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id,
 					   qemu_plugin_vcpu_tb_trans_cb_t cb)
@@ -137,31 +142,104 @@ size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn)
 }
 
 
-/* The access being executed: its host address, as QEMU 7.2 records it. */
 struct qemu_plugin_hwaddr *qemu_plugin_get_hwaddr(qemu_plugin_meminfo_t info,
 						  uint64_t vaddr)
 {
 	(void)info;
 	(void)vaddr;
-	return fake_hw.hostaddr ? (struct qemu_plugin_hwaddr *)&fake_hw : NULL;
+	return fake_hw.ram ? &fake_hw : NULL;
+}
+
+bool qemu_plugin_hwaddr_is_io(const struct qemu_plugin_hwaddr *haddr)
+{
+	return !haddr->ram;
+}
+
+uint64_t qemu_plugin_hwaddr_phys_addr(const struct qemu_plugin_hwaddr *haddr)
+{
+	return haddr->phys;
 }
 
 /*
- * The meter's data=on check reads the machine code of these two: give
- * them QEMU 7.2's (Debian 12's build), whatever this compiler would emit.
+ * tlb=on: the registers the meter reads, by name; a handle is its index
+ * plus one. The test sets fake_regs[] before "executing" an instruction.
  */
-__asm__(".text\n"
-	".globl qemu_plugin_hwaddr_is_io\n"
-	".type qemu_plugin_hwaddr_is_io, @function\n"
-	"qemu_plugin_hwaddr_is_io:\n"
-	"	movzbl (%rdi), %eax\n"
-	"	ret\n"
-	".globl qemu_plugin_hwaddr_phys_addr\n"
-	".type qemu_plugin_hwaddr_phys_addr, @function\n"
-	"qemu_plugin_hwaddr_phys_addr:\n"
-	"	mov 0x8(%rdi), %rdi\n"
-	"	mov %rdi, %rax\n"
-	"	ret\n");
+static const char *const fake_reg_names[] = {
+	"rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp",
+	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "cr3", "cr4",
+};
+#define N_FAKE_REGS	(sizeof(fake_reg_names) / sizeof(fake_reg_names[0]))
+static uint64_t fake_regs[N_FAKE_REGS];
+static qemu_plugin_reg_descriptor fake_descs[N_FAKE_REGS];
+static GArray fake_reg_array;
+static qemu_plugin_vcpu_simple_cb_t init_cb;
+static unsigned char fake_vmem[4096];	/* what read_memory_vaddr reads */
+
+GByteArray *g_byte_array_new(void)
+{
+	return calloc(1, sizeof(GByteArray));
+}
+
+GByteArray *g_byte_array_set_size(GByteArray *array, unsigned int length)
+{
+	if (length > array->len) {
+		array->data = realloc(array->data, length);
+		if (!array->data)
+			abort();
+	}
+	array->len = length;
+	return array;
+}
+
+GArray *qemu_plugin_get_registers(void)
+{
+	size_t i;
+
+	for (i = 0; i < N_FAKE_REGS; i++)
+		fake_descs[i] = (qemu_plugin_reg_descriptor){
+			(struct qemu_plugin_register *)(i + 1), fake_reg_names[i], NULL };
+	fake_reg_array = (GArray){ (char *)fake_descs, N_FAKE_REGS };
+	return &fake_reg_array;
+}
+
+int qemu_plugin_read_register(struct qemu_plugin_register *handle, GByteArray *buf)
+{
+	size_t i = (uintptr_t)handle - 1, at = buf->len;
+
+	if (i >= N_FAKE_REGS)
+		return -1;
+	g_byte_array_set_size(buf, at + 8);
+	memcpy(buf->data + at, &fake_regs[i], 8);
+	return 8;
+}
+
+bool qemu_plugin_read_memory_vaddr(uint64_t addr, GByteArray *data, size_t len)
+{
+	addr &= 4095;
+	if (addr + len > sizeof(fake_vmem))
+		return false;
+	g_byte_array_set_size(data, (unsigned int)len);
+	memcpy(data->data, fake_vmem + addr, len);
+	return true;
+}
+
+void qemu_plugin_register_vcpu_init_cb(qemu_plugin_id_t id,
+				       qemu_plugin_vcpu_simple_cb_t cb)
+{
+	(void)id;
+	init_cb = cb;
+}
+
+size_t qemu_plugin_insn_data(const struct qemu_plugin_insn *insn, void *dest,
+			     size_t len)
+{
+	size_t n = qemu_plugin_insn_size(insn);
+
+	n = n < len ? n : len;
+	if (insn->haddr)
+		memcpy(dest, insn->haddr, n);
+	return insn->haddr ? n : 0;
+}
 
 bool qemu_plugin_bool_parse(const char *name, const char *val, bool *ret)
 {
@@ -211,6 +289,20 @@ static struct qemu_plugin_tb *translate(struct qemu_plugin_tb *tb)
 	return tb;
 }
 
+/*
+ * What QEMU records of an access to @host: its guest physical address,
+ * q35's layout of two nodes of NODE_BYTES (node 0 at 0, node 1 after it).
+ */
+static struct qemu_plugin_hwaddr host_hw(const unsigned char *host)
+{
+	int n;
+
+	for (n = 0; host && n < 2; n++)
+		if (host >= mem[n] && host < mem[n] + NODE_BYTES)
+			return (struct qemu_plugin_hwaddr){ true, n * NODE_BYTES + (uint64_t)(host - mem[n]) };
+	return (struct qemu_plugin_hwaddr){ false, 0 };
+}
+
 static void run(struct qemu_plugin_tb *tb, unsigned int vcpu, int times)
 {
 	size_t i;
@@ -224,7 +316,7 @@ static void run(struct qemu_plugin_tb *tb, unsigned int vcpu, int times)
 
 			if (insn->exec_cb)
 				insn->exec_cb(vcpu, insn->exec_udata);
-			fake_hw.hostaddr = insn->data_host;
+			fake_hw = host_hw(insn->data_host);
 			if (insn->reads && insn->mem_cb)
 				insn->mem_cb(vcpu, 0, insn->data_vaddr, insn->mem_udata);
 			if (insn->writes && insn->store_cb)
@@ -251,6 +343,8 @@ static void expect(const char *what, uint64_t got, uint64_t want)
 	fprintf(stderr, "selftest: %s: %" PRIu64 ", want %" PRIu64 "\n", what, got, want);
 	failures++;
 }
+
+#include "tlbmodel-test.c"
 
 static int install(int argc, char **argv)
 {
@@ -392,6 +486,7 @@ int main(int argc, char **argv)
 	kread->insn[4].data_host = mem[0] + 0xa000;
 	translate(kread);
 	test_cachemodel();	/* after the first translation: the nodes are known */
+	test_tlbmodel();
 
 	/* Phase 0, the boot: node 1's vCPUs run the image remotely. */
 	run(bios, 0, 1000);
