@@ -24,7 +24,7 @@
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: help deps tree export status build bisect initramfs smoke debug distro variants buildbot stress selftest meter bench check prep send
+.PHONY: help deps tree export status build bisect initramfs smoke debug distro variants buildbot stress selftest meter bench tlb check prep send
 
 help:
 	@echo "Targets:"
@@ -49,6 +49,7 @@ help:
 	@echo "  meter      build the TCG locality meter, prove it counts on the base kernel"
 	@echo "             (METER=off: on REV built with the option off)"
 	@echo "  bench      base kernel against REV: kbench, ftrace, memory, meter; table and plots"
+	@echo "  tlb        REV on 2node under the meter's TLB model: fails on a stale translation"
 	@echo "  check      the tests: static checks, the check matrix (smoke, smoke-off, debug on"
 	@echo "             2node and la57), self-test, fault boots, meter (the order of README.md);"
 	@echo "             then the newest revision if it is work in progress: its series checks"
@@ -132,6 +133,13 @@ endif
 
 bench: deps
 	@$(S)/bench.sh
+
+# The TLB check: REV on 2node under the meter's TLB model (tlb=on), which
+# fails on any stale translation (checks/tlb.sh).
+tlb: tree
+	@$(S)/build.sh
+	@$(S)/initramfs.sh
+	@checks/tlb.sh
 
 # make check under DRY_RUN=1 would run no static check, self-test or
 # meter, build and boot nothing, and exit 0: a CI that inherits DRY_RUN

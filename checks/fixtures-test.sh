@@ -5,6 +5,8 @@
 #    TOPO-good*.txt must pass, TOPO-bad-*.txt must fail (TOPO names
 #    qemu-smoke/topologies/TOPO.topo).
 #  - checks/meter.sh --steady on checks/fixtures/meter-steady/*/.
+#  - checks/tlb.sh --assert on checks/fixtures/tlb/*: good* must pass,
+#    bad-* must fail.
 #  - checks/node-arrays.sh --diff on checks/fixtures/node-arrays/*.diff:
 #    good-*.diff must pass, bad-*.diff must fail.
 #  - checks/cr3-consumers.sh --tree on made-up trees.
@@ -77,6 +79,22 @@ for f in "${steady[@]}"; do
 	[ -f "$f/base.txt" ] && base=("$f/base.txt" "$f/base.ktap" "$f/expect")
 	expect "$want" "meter steady $name" "$REPO/checks/meter.sh" --steady \
 		"$REPO/qemu-smoke/topologies/${name%%-*}.topo" "$f/report.txt" "$f/ktap.log" "${base[@]}"
+done
+# tlb.sh --assert on checks/fixtures/tlb/good* (must pass) and bad-*
+# (must fail): reports of the meter's TLB model, NAME.txt alone or NAME/
+# with report.txt, System.map and expect (a revision's known ranges).
+tlbs=("$REPO"/checks/fixtures/tlb/*)
+[ ${#tlbs[@]} -gt 0 ] || die "no fixture in checks/fixtures/tlb/"
+for f in "${tlbs[@]}"; do
+	name=${f##*/}
+	case "$name" in
+	good*) want=pass ;;
+	bad-*) want=fail ;;
+	*) die "checks/fixtures/tlb/$name: name it good* or bad-WHY" ;;
+	esac
+	args=("$f")
+	[ ! -d "$f" ] || args=("$f/report.txt" "$f/System.map" "$f/expect")
+	expect "$want" "tlb $name" "$REPO/checks/tlb.sh" --assert "${args[@]}"
 done
 diffs=("$REPO"/checks/fixtures/node-arrays/*.diff)
 [ ${#diffs[@]} -gt 0 ] || die "no node-arrays fixture in checks/fixtures/node-arrays/"
