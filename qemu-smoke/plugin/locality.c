@@ -494,6 +494,9 @@ static void mem_access(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	if (vcpu >= MAX_VCPUS)
 		return;
 	s = &stats[phase_now][vcpu];
+	if (tlb_on && hw && !ram && (uintptr_t)udata & MEM_STORE &&
+	    qemu_plugin_hwaddr_phys_addr(hw) == XAPIC_ICR)
+		s->tlb[TC_IPI]++;
 	col = host ? node_of(host) : COL_OTHER;
 	if (read && !ram) {
 		s->reads_io++;
@@ -750,7 +753,7 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 							 QEMU_PLUGIN_CB_NO_REGS,
 							 QEMU_PLUGIN_MEM_R,
 							 (void *)(uintptr_t)mode);
-		if (cache_ready)
+		if (cache_ready || (tlb_on && mode == MODE_KERNEL))
 			qemu_plugin_register_vcpu_mem_cb(insn, mem_access,
 							 QEMU_PLUGIN_CB_NO_REGS,
 							 QEMU_PLUGIN_MEM_W,

@@ -345,6 +345,7 @@ static void expect(const char *what, uint64_t got, uint64_t want)
 }
 
 #include "tlbmodel-test.c"
+#include "x86tlb-test.c"
 
 static int install(int argc, char **argv)
 {
@@ -487,6 +488,7 @@ int main(int argc, char **argv)
 	translate(kread);
 	test_cachemodel();	/* after the first translation: the nodes are known */
 	test_tlbmodel();
+	test_x86tlb();
 
 	/* Phase 0, the boot: node 1's vCPUs run the image remotely. */
 	run(bios, 0, 1000);

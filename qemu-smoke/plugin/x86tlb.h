@@ -39,7 +39,7 @@ enum tlb_ctr {
 	TC_CR4_GLOBAL,		/* CR4 writes that flushed globals too */
 	TC_INVLPG,
 	TC_INVPCID0, TC_INVPCID1, TC_INVPCID2, TC_INVPCID3,
-	TC_IPI,			/* x2APIC ICR writes */
+	TC_IPI,			/* ICR writes: x2APIC WRMSR, xAPIC MMIO */
 	TC_ITLB_WALK,		/* iTLB misses: modelled page walks */
 	TC_DTLB_WALK,		/* dTLB misses on rodata= reads */
 	TC_STALE_FETCH,		/* blocks run through a stale iTLB entry */
@@ -75,6 +75,7 @@ static uint64_t undecoded;	/* INVLPG/INVPCID operands not decoded */
 #define PTE_G		(1ull << 8)
 #define PTE_ADDR	0x000ffffffffff000ull
 #define MSR_X2APIC_ICR	0x830
+#define XAPIC_ICR	0xfee00300ull	/* the default APIC base + ICR low */
 
 /* ---- registers ---- */
 
