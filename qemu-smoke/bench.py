@@ -36,7 +36,10 @@ LATENCIES = (
     ("AMD 2S (provisional)", 122, 244, "AnandTech, Rome NPS1 local; remote 2.0 x local, a rough guide"),
 )
 CASES = ("fork1", "fork1024", "mmap", "mmap_lock", "openclose", "mount", "kill")
-METER_CASES = CASES + ("getppid", "stat", "pipe", "forkexec")
+METER_CASES = CASES + ("getppid", "stat", "pipe", "forkexec", "pingpong", "migrate")
+# The meter's TLB model counters (tlb=on) that the TLB table shows per
+# operation, summed over every vCPU in the case's phase.
+TLB_KEYS = ("cr3_flush", "cr4_global_flush", "invlpg", "ipi", "itlb_walks", "stale_fetch")
 # The counts of a case's phase that the tables read: the instruction
 # line's; the rodata line's if the report has rodata= on; the cache
 # model's if it has cache=on.
@@ -92,12 +95,18 @@ def phase_fields(lines, ktap, cold=False):
         if m and m.group(2) != "kbench" and bool(m.group(7)) == cold:
             cases[(m.group(2), int(m.group(4)))] = (int(m.group(1)), int(m.group(5)), int(m.group(3)),
                                                     int(m.group(6) or 0))
-    vcpus = {}
+    vcpus, tlb = {}, {}
     for line in lines:
         words = line.split()
         if len(words) < 2 or not words[0].startswith("phase="):
             continue
         kind = words[1] if not words[1].startswith("vcpu=") else ""
+        if kind == "tlb" and len(words) > 2 and words[2].startswith("vcpu="):
+            f = kv(line)
+            sums = tlb.setdefault(int(f["phase"]), {})
+            for k in TLB_KEYS:
+                sums["tlb_" + k] = sums.get("tlb_" + k, 0) + int(f.get(k, 0))
+            continue
         if kind not in ("", "rodata", "cache", "stretches") or len(words) < 3 or \
                 not words[2 if kind else 1].startswith("vcpu="):
             continue
@@ -111,7 +120,7 @@ def phase_fields(lines, ktap, cold=False):
             row.update(f)
     # A case whose phase has no counts stays, without them: missing()
     # names it.
-    return {key: dict(vcpus.get((phase, cpu), {}), ops=ops, reps=reps)
+    return {key: dict(vcpus.get((phase, cpu), {}), **tlb.get(phase, {}), ops=ops, reps=reps)
             for key, (phase, cpu, ops, reps) in cases.items() if ops}
 
 
@@ -381,6 +390,37 @@ PUBLISHED = [
     "cold -54.2 to +4.6 | <9cbb1c1e-9dd6-478b-b75d-e6c9f3d6c8f7@amd.com> |", ""]
 
 
+def tlb_table(fields):
+    """Markdown: the TLB model's flushes, IPIs and walks per operation."""
+    md = ["## TLB events per operation (the meter's TLB model; a model, not a measurement)", "",
+          "Counted by the meter's TLB model (tlb=on, qemu-smoke/plugin/README.md) on every vCPU "
+          "during each kbench case's hot phase, divided by the case's operations, summed over "
+          "the nodes' runs, mean over the meter boots: CR3 writes that flush (QEMU's TCG has no "
+          "PCID, so every CR3 write drops the non-global entries), CR4 writes that drop the "
+          "global ones too, INVLPGs, IPIs (ICR writes), modelled iTLB misses (page walks) and "
+          "blocks fetched through a stale iTLB entry. The model shows what the architecture "
+          "allows a TLB to keep, not what a given CPU does.", "",
+          "| topology | case | kernel | " + " | ".join(f"{k}/op" for k in TLB_KEYS) + " |",
+          "|---|---|---|" + "---|" * len(TLB_KEYS)]
+    for topo in sorted(fields, key=lambda t: (len(t), t)):
+        for case in METER_CASES:
+            for kernel in KERNELS:
+                vals = {k: [] for k in TLB_KEYS}
+                for run in fields[topo].get(kernel, {}).values():
+                    rows = [f for (c, _), f in run["hot"].items() if c == case and "tlb_cr3_flush" in f]
+                    ops = sum(f["ops"] for f in rows)
+                    if not ops:
+                        continue
+                    for k in TLB_KEYS:
+                        vals[k].append(sum(f["tlb_" + k] for f in rows) / ops)
+                if not vals[TLB_KEYS[0]]:
+                    continue
+                md.append(f"| {topo} | {case} | {kernel} | "
+                          + " | ".join(f"{statistics.mean(vals[k]):.2f}" for k in TLB_KEYS) + " |")
+    md.append("")
+    return md if len(md) > 5 else []
+
+
 def memory_table(fields):
     """Markdown: memory per process and replica bytes per node."""
     md = ["## Memory", "",
@@ -571,6 +611,7 @@ def main():
     md += meter_md
     model_md, model_rows = model_tables(fields)
     md += model_md
+    md += tlb_table(fields)
     if fields:
         md += PUBLISHED
     md += memory_table(fields)

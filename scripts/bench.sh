@@ -47,7 +47,7 @@ reps=${BENCH_REPS:-11}
 loop=${BENCH_LOOP:-1024}
 meter_topos=${TOPO:-${BENCH_METER_TOPOS:-1node 2node 4node 8node}}
 meter_runs=${BENCH_METER_RUNS:-2}
-meter_cases=${BENCH_METER_CASES:-fork1,fork1024,mmap,mmap_lock,openclose,mount,kill,getppid,stat,pipe,forkexec}
+meter_cases=${BENCH_METER_CASES:-fork1,fork1024,mmap,mmap_lock,openclose,mount,kill,getppid,stat,pipe,forkexec,pingpong,migrate}
 for p in $parts; do
 	case "$p" in timed | meter) ;; *) die "unknown part '$p' in BENCH_PARTS (timed, meter)" ;; esac
 done
@@ -136,7 +136,7 @@ rodata_range() {
 	awk '$3 == "__start_rodata" { s = $1 } $3 == "__end_rodata" { e = $1 }
 		END { if (s && e) print s "-" e }' "$1/System.map"
 }
-meter_args="data=on,cache=on${BENCH_CACHE:+,$BENCH_CACHE}"
+meter_args="data=on,cache=on,tlb=on${BENCH_CACHE:+,$BENCH_CACHE}"
 for m in $(seq 1 "$meter_runs"); do
 	for t in $meter_topos; do
 		for k in "${kernels[@]}"; do

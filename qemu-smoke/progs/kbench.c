@@ -20,6 +20,12 @@
  *   pipe        LOOP times pipe() and two close()
  *   forkexec    fork(), execve("/bin/true") in the child, its exit and
  *               the parent's waitpid(): one operation per run
+ *   pingpong    LOOP round trips of one byte over two pipes with a child
+ *               pinned to the first CPU of the next node with CPUs (two
+ *               context switches on each CPU per round trip)
+ *   migrate     LOOP times: move to the first CPU of the next node with
+ *               CPUs and back (sched_setaffinity() twice, getppid() on
+ *               each): a task that changes node at every operation
  *
  * Every case runs REPS times per node (-r, default 11) after one warm-up
  * run. One line per (case, node): median, quartiles, minimum and maximum,
@@ -313,6 +319,73 @@ static double b_kill(void)
 	return t1 - t0;
 }
 
+/* The first CPU of the next node with CPUs, for pingpong and migrate. */
+static int partner_cpu;
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("sched_setaffinity");
+}
+
+static double b_pingpong(void)
+{
+	int to[2], from[2], i;
+	double t0, t1;
+	pid_t pid;
+	char c = 'p';
+
+	if (pipe(to) || pipe(from))
+		die("pipe");
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		close(to[1]);	/* else the reads below never see the end */
+		close(from[0]);
+		pin(partner_cpu);
+		while (read(to[0], &c, 1) == 1)
+			if (write(from[1], &c, 1) != 1)
+				_exit(1);
+		_exit(0);
+	}
+	close(to[0]);
+	close(from[1]);
+	/* The first round trip waits for the child to move: untimed. */
+	if (write(to[1], &c, 1) != 1 || read(from[0], &c, 1) != 1)
+		die("pingpong: no answer");
+	t0 = now_us();
+	for (i = 0; i < loop; i++) {
+		op_start();
+		if (write(to[1], &c, 1) != 1 || read(from[0], &c, 1) != 1)
+			die("pingpong: no answer");
+	}
+	t1 = now_us();
+	close(to[1]);
+	close(from[0]);
+	waitpid(pid, NULL, 0);
+	return t1 - t0;
+}
+
+static double b_migrate(void)
+{
+	double t0 = now_us();
+	int i, home = sched_getcpu();
+
+	for (i = 0; i < loop; i++) {
+		op_start();
+		pin(partner_cpu);
+		getppid();
+		pin(home);
+		getppid();
+	}
+	return now_us() - t0;
+}
+
 static const struct bench {
 	const char *name;
 	double (*run)(void);
@@ -330,6 +403,8 @@ static const struct bench {
 	{ "stat", b_stat, 1, 1 },
 	{ "pipe", b_pipe, 1, 1 },
 	{ "forkexec", b_forkexec, 0, 1 },
+	{ "pingpong", b_pingpong, 1, 1 },
+	{ "migrate", b_migrate, 1, 1 },
 };
 
 static int cmp_double(const void *a, const void *b)
@@ -365,6 +440,19 @@ static int node_first_cpu(int node)
 		cpu = -1;
 	fclose(f);
 	return cpu;
+}
+
+/* The first CPU of the next node after @node that has CPUs (wrapping). */
+static int next_node_cpu(int node)
+{
+	int n, cpu;
+
+	for (n = 1; n <= MAX_NODES; n++) {
+		cpu = node_first_cpu((node + n) % MAX_NODES);
+		if (cpu >= 0)
+			return cpu;
+	}
+	return -1;
 }
 
 static int selected(const char *list, const struct bench *b)
@@ -436,17 +524,13 @@ int main(int argc, char **argv)
 	if (phase)
 		printf("meter-phase %d kbench ops=0\n", phase);
 	for (node = 0; node < MAX_NODES; node++) {
-		cpu_set_t set;
-
 		cpu = node_first_cpu(node);
 		if (cpu == -2)
 			continue;	/* no such node */
 		if (cpu < 0)
 			continue;	/* a node without CPUs runs nothing */
-		CPU_ZERO(&set);
-		CPU_SET(cpu, &set);
-		if (sched_setaffinity(0, sizeof(set), &set))
-			die("sched_setaffinity");
+		pin(cpu);
+		partner_cpu = next_node_cpu(node);	/* itself on one node */
 		for (b = 0; b < sizeof(benches) / sizeof(benches[0]); b++) {
 			if (!selected(only, &benches[b]))
 				continue;
