@@ -24,24 +24,26 @@
 
 # tlb_assert REPORT [SYSTEM_MAP EXPECT]: print what is wrong with REPORT;
 # fail if anything is. EXPECT (a revision's series-vN/expect) may list
-#   tlb_allow_same START_SYMBOL END_SYMBOL REASON...
-# ranges where a stale translation to a frame with the same bytes (another
-# node's copy of the page) is a known property of that revision, named in
-# its expect file with the reason: those are printed as known, not
-# failed. SYSTEM_MAP resolves the symbols (the boot must be nokaslr). A
-# stale translation to other bytes always fails.
+#   tlb_allow_local START_SYMBOL END_SYMBOL REASON...
+# ranges where a CPU may keep its own node's copy of a page while its page
+# tables give another node's copy with the same bytes: a known property
+# of that revision, named in its expect file with the reason. Those are
+# printed as known, not failed. SYSTEM_MAP resolves the symbols (the boot
+# must be nokaslr). A stale translation to other bytes, or to another
+# node's frame than the CPU's own, always fails: the first is wrong code,
+# the second remote fetches that no flush ends.
 tlb_assert() {
 	local report=$1 map=${2:-} expect=${3:-} ranges=''
 	[ -f "$report" ] || die "tlb_assert: no $report"
 	if [ -n "$expect" ]; then
 		[ -f "$map" ] || die "tlb_assert: no System.map $map"
 		[ -f "$expect" ] || die "tlb_assert: no expect file $expect"
-		ranges=$(awk 'NR == FNR { if ($1 == "tlb_allow_same") want[$2] = want[$3] = 1; next }
+		ranges=$(awk 'NR == FNR { if ($1 == "tlb_allow_local") want[$2] = want[$3] = 1; next }
 			($3 in want) { addr[$3] = $1 }
 			END { for (s in want) if (!(s in addr)) { print "tlb_assert: " s ": not in System.map" > "/dev/stderr"; exit 1 } }' \
 			"$expect" "$map") || return 1
 		ranges=$(awk 'NR == FNR { a[$3] = $1; next }
-			$1 == "tlb_allow_same" { r = ""; for (i = 4; i <= NF; i++) r = r " " $i
+			$1 == "tlb_allow_local" { r = ""; for (i = 4; i <= NF; i++) r = r " " $i
 				print a[$2], a[$3], $2 "-" $3 ":" r }' "$map" "$expect")
 	fi
 	RANGES=$ranges awk '
@@ -83,7 +85,8 @@ tlb_assert() {
 		listed++
 		va = key(field("vaddr"))
 		for (i = 1; i <= nr; i++)
-			if (field("content") == "same" && va >= lo[i] && va < hi[i]) break
+			if (field("content") == "same" && field("cpu_node") != "" &&
+			    field("tlb_node") == field("cpu_node") && va >= lo[i] && va < hi[i]) break
 		if (i <= nr) { listing[listed] = "  known (" why[i] "): " $0; next }
 		unknown++
 		listing[listed] = "  " $0

@@ -115,8 +115,8 @@ struct range {
 static struct vcpu_stats stats[MAX_PHASES][MAX_VCPUS];
 /*
  * The phase every vCPU counts in: one global, set by whichever vCPU runs a
- * marker. Exact with single-threaded TCG (one thread runs every vCPU);
- * see README.md for --mttcg.
+ * marker. Under multi-threaded TCG (boot.py --meter) another vCPU sees the
+ * new phase from its next block: see README.md, Phases.
  */
 static unsigned int phase_now;
 static uint64_t phase_marks[MAX_PHASES];	/* markers run, by phase */

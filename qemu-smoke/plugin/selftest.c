@@ -458,6 +458,7 @@ int main(int argc, char **argv)
 	expect("install with rodata= and data=off", install(1, rodata_no_data) == -1, 1);
 	expect("install with rodata=START only", install(2, bad_rodata) == -1, 1);
 	expect("install with rodata END < START", install(2, bad_order) == -1, 1);
+	rodata_on = false;	/* set by the refused installs above */
 	expect("install with cache=on and data=off", install(2, cache_no_data) == -1, 1);
 	expect("install with a bad cache shape", install(3, bad_shape) == -1, 1);
 	expect("install", install(8, args), 0);

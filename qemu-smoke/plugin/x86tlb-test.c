@@ -687,18 +687,18 @@ static void xt_print(void)
 	       buf[strlen(want)] == '\n', 1);
 	expect("x86tlb: the stale fetch, same bytes", xt_line(buf,
 	       "stale kind=fetch vaddr=0xffffffff81000000 tlb_frame=0xd000 tlb_node=0"
-	       " pt_frame=0x1a000 pt_node=1 content=same first_vcpu=3 first_phase=5 count=3"), 1);
+	       " pt_frame=0x1a000 pt_node=1 cpu_node=1 content=same first_vcpu=3 first_phase=5 count=3"), 1);
 	expect("x86tlb: the most counted first", strncmp(strchr(buf, '\n') + 1,
 	       XT_TOP, strlen(XT_TOP)) == 0, 1);
 	expect("x86tlb: the stale fetch, other bytes", xt_line(buf,
 	       "stale kind=fetch vaddr=0xffffffff81000000 tlb_frame=0x1a000 tlb_node=1"
-	       " pt_frame=0xd000 pt_node=0 content=other first_vcpu=3 first_phase=5 count=1"), 1);
+	       " pt_frame=0xd000 pt_node=0 cpu_node=1 content=other first_vcpu=3 first_phase=5 count=1"), 1);
 	expect("x86tlb: the stale read", xt_line(buf,
 	       "stale kind=read vaddr=0xffffffff81000000 tlb_frame=0xd000 tlb_node=0"
-	       " pt_frame=0x1a000 pt_node=1 content=same first_vcpu=3 first_phase=5 count=1"), 1);
+	       " pt_frame=0x1a000 pt_node=1 cpu_node=1 content=same first_vcpu=3 first_phase=5 count=1"), 1);
 	expect("x86tlb: a 2 MiB entry's 4 KiB frame, outside the node files", xt_line(buf,
-	       "stale kind=read vaddr=0xffffffff81205000 tlb_frame=0x40005000 tlb_node=16"
-	       " pt_frame=0xd000 pt_node=0 content=other first_vcpu=1 first_phase=5 count=1"), 1);
+	       "stale kind=read vaddr=0xffffffff81205000 tlb_frame=0x40005000 tlb_node=other"
+	       " pt_frame=0xd000 pt_node=0 cpu_node=0 content=other first_vcpu=1 first_phase=5 count=1"), 1);
 	snprintf(want, sizeof(want), "phase=5 tlb vcpu=3 node=1 cr3_flush=%" PRIu64
 		 " cr3_noflush=%" PRIu64 " cr4_global_flush=%" PRIu64 " invlpg=%" PRIu64
 		 " invpcid0=%" PRIu64 " invpcid1=%" PRIu64 " invpcid2=%" PRIu64

@@ -26,7 +26,10 @@
  * (qemu_mismatch: QEMU's TLB kept a translation the page tables no longer
  * give, or the walker or gpa_host() is wrong; both worth a look).
  *
- * Single-threaded TCG only (the meter's own rule): the state is global.
+ * Multi-threaded TCG (boot.py --meter): a vCPU's TLBs, tracked CR3 and
+ * CR4 and counters are touched only by its own thread; the list of stale
+ * translations and the blocks' pages are locked, the run-wide counters
+ * atomic.
  */
 #ifndef X86TLB_H
 #define X86TLB_H
@@ -188,6 +191,7 @@ struct stale {
 	uint64_t tlb_frame, pt_frame;	/* guest physical, 4 KiB */
 	int tlb_node, pt_node;
 	bool same_bytes;
+	int cpu_node;		/* the node of the vCPUs that used it */
 	unsigned int vcpu, phase;	/* the first */
 	uint64_t count;
 };
@@ -203,13 +207,14 @@ static void note_stale(unsigned int vcpu, bool fetch, uint64_t va,
 	uint64_t tf = e->frame + in;
 	uint64_t pf = w->frame + (va & ((1ull << w->shift) - 1) & ~0xfffull);
 	unsigned int b = (unsigned int)((va >> 12) ^ tf >> 12) % STALE_BUCKETS;
+	int cn = cpu_node[vcpu];
 	struct stale *s;
 	void *th, *ph;
 
 	pthread_mutex_lock(&stale_lock);
 	for (s = stales[b]; s; s = s->next)
 		if (s->fetch == fetch && s->page == va >> 12 && s->tlb_frame == tf &&
-		    s->pt_frame == pf) {
+		    s->pt_frame == pf && s->cpu_node == cn) {
 			s->count++;
 			pthread_mutex_unlock(&stale_lock);
 			return;
@@ -223,7 +228,7 @@ static void note_stale(unsigned int vcpu, bool fetch, uint64_t va,
 	ph = gpa_host(pf);
 	*s = (struct stale){ stales[b], fetch, va >> 12, tf, pf,
 			     th ? node_of(th) : COL_OTHER, ph ? node_of(ph) : COL_OTHER,
-			     th && ph && !memcmp(th, ph, 4096), vcpu, phase_now, 1 };
+			     th && ph && !memcmp(th, ph, 4096), cn, vcpu, phase_now, 1 };
 	stales[b] = s;
 	n_stales++;
 	pthread_mutex_unlock(&stale_lock);
@@ -414,7 +419,8 @@ static uint64_t decode(const uint8_t *b, size_t n)
 	i++;
 	if (b[i] == 0x30)
 		return OP_WRMSR;
-	if (b[i] == 0x22 && i + 1 < n && (b[i + 1] >> 6) == 3) {
+	/* MOV to CRn: the SDM says the mod field is ignored (always a register). */
+	if (b[i] == 0x22 && i + 1 < n) {
 		unsigned int cr = (b[i + 1] >> 3 & 7) | (rex & 4) << 1;
 		unsigned int src = (b[i + 1] & 7) | (rex & 1) << 3;
 
@@ -526,7 +532,7 @@ static void tlb_op(unsigned int vcpu, void *udata)
 	struct vcpu_tlb *t;
 	uint64_t *ctr;
 	struct op_args o = { 0 };
-	GByteArray *desc;
+	static __thread GByteArray *desc;	/* per vCPU thread, kept */
 
 	if (vcpu >= MAX_VCPUS || !tlb_on)
 		return;
@@ -556,14 +562,14 @@ static void tlb_op(unsigned int vcpu, void *udata)
 		break;
 	case OP_INVPCID:
 		o.a = read_reg(reg_gpr[U_REG(u)]);
-		desc = g_byte_array_new();
+		if (!desc)
+			desc = g_byte_array_new();
 		if (!qemu_plugin_read_memory_vaddr(effective_addr(u), desc, 16)) {
 			__atomic_fetch_add(&undecoded, 1, __ATOMIC_RELAXED);
 			break;
 		}
 		memcpy(&o.b, desc->data, 8);
 		memcpy(&o.c, desc->data + 8, 8);
-		/* desc is not freed: GLib's g_byte_array_free; rare */
 		if (o.a > 3) {
 			__atomic_fetch_add(&undecoded, 1, __ATOMIC_RELAXED);
 			break;
@@ -624,6 +630,15 @@ static int tlb_setup(void)
 	return 0;
 }
 
+/* A node column as the report names it: its number, or "other". */
+static void node_name(char *buf, size_t len, int col)
+{
+	if (col == COL_OTHER)
+		snprintf(buf, len, "other");
+	else
+		snprintf(buf, len, "%d", col);
+}
+
 static int cmp_stale(const void *a, const void *b)
 {
 	const struct stale *x = *(const struct stale *const *)a;
@@ -651,12 +666,16 @@ static void print_tlb(FILE *f)
 			all[i++] = s;
 	qsort(all, i, sizeof(*all), cmp_stale);
 	for (k = 0; k < i && k < 64; k++) {
+		char tn[16], pn[16];
+
 		s = all[k];
+		node_name(tn, sizeof(tn), s->tlb_node);
+		node_name(pn, sizeof(pn), s->pt_node);
 		fprintf(f, "stale kind=%s vaddr=0x%" PRIx64 " tlb_frame=0x%" PRIx64
-			" tlb_node=%d pt_frame=0x%" PRIx64 " pt_node=%d content=%s"
+			" tlb_node=%s pt_frame=0x%" PRIx64 " pt_node=%s cpu_node=%d content=%s"
 			" first_vcpu=%u first_phase=%u count=%" PRIu64 "\n",
 			s->fetch ? "fetch" : "read", s->page << 12, s->tlb_frame,
-			s->tlb_node, s->pt_frame, s->pt_node,
+			tn, s->pt_frame, pn, s->cpu_node,
 			s->same_bytes ? "same" : "other", s->vcpu, s->phase, s->count);
 	}
 	free(all);
