@@ -160,6 +160,7 @@ check: deps
 	@CONFIG=smoke checks/harness-selftest.sh
 	@$(S)/fault-boots.sh
 	@$(MAKE) --no-print-directory meter METER=off
+	@CONFIG=smoke checks/tlb.sh
 	@$(S)/check-newest.sh
 
 prep: deps

@@ -119,10 +119,10 @@ need make gcc python3 qemu-system-x86_64
 [ -f "$BUILD/initramfs.cpio.gz" ] || die "no build of $REV with $CONFIG: make tlb builds it"
 plugin_dir="$WORK/plugin"
 make -s -C "$REPO/qemu-smoke/plugin" O="$plugin_dir" || die "building the meter failed"
-name=tlb-2node
+name=tlb-2node${BUILD_SUFFIX:-}
 out="$WORK/results/$BASE-$REV-$CONFIG/$name"
 TIMEOUT=${TLB_TIMEOUT:-900} boot_guest "$name" 2node "tlb" \
-	"nokaslr ktv_only=${TLB_SUITES:-10-boot,30-patching,32-code-copies}" \
+	"nokaslr ktv_only=${TLB_SUITES:-10-boot,17-mm-pgds,30-patching,32-code-copies}" \
 	--meter "$plugin_dir/locality.so" --meter-args tlb=on ||
 	die "the guest failed under the TLB model: $out"
 expect=()

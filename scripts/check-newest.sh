@@ -6,7 +6,8 @@
 # checkpatch, sparse/W=1, kernel-doc; coccicheck and variants only with
 # make check REV=vN, for the time budget) and the boots of
 # qemu-smoke/matrix/newest (the smoke build on 2node, tests and
-# protection). Nothing to do when the default revision is the newest.
+# protection), then the TLB check on that build (checks/tlb.sh). Nothing
+# to do when the default revision is the newest.
 asked_topo=${TOPO:-} asked_config=${CONFIG:-}
 . "$(dirname "$0")/lib.sh"
 
@@ -23,4 +24,6 @@ fi
 ignores_filter TOPO "$asked_topo" "the newest revision boots the rows of qemu-smoke/matrix/newest"
 ignores_filter CONFIG "$asked_config" "the newest revision boots the rows of qemu-smoke/matrix/newest"
 REV=$new TOPO='' CONFIG='' "$REPO/scripts/run-matrix.sh" newest || rc=1
+# The TLB model on the smoke build the matrix just booted.
+[ "${DRY_RUN:-0}" = 1 ] || REV=$new CONFIG=smoke "$REPO/checks/tlb.sh" || rc=1
 exit $rc

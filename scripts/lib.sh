@@ -89,7 +89,9 @@ SEND_CC=${SEND_CC:-}
 PREFIXES_JSON=${PREFIXES_JSON:-\"RFC\"}
 
 TREE=$WORK/trees/$BASE-$REV
-BUILD=$WORK/build/$BASE-$REV-$CONFIG
+# BUILD_SUFFIX: a build of the same tree and configuration kept apart
+# (checks/tlb-mutants.sh: a mutant, built and booted beside the real one).
+BUILD=$WORK/build/$BASE-$REV-$CONFIG${BUILD_SUFFIX:-}
 export REPO WORK BASE REV CONFIG SERIES_DIR COVER_DIR TREE BUILD PATCH_AUTHOR
 
 # ignores_filter NAME VALUE WHAT: for a target whose boots are fixed, say
