@@ -36,7 +36,9 @@ LATENCIES = (
     ("AMD 2S (provisional)", 122, 244, "AnandTech, Rome NPS1 local; remote 2.0 x local, a rough guide"),
 )
 CASES = ("fork1", "fork1024", "mmap", "mmap_lock", "openclose", "mount", "kill")
-METER_CASES = CASES + ("getppid", "stat", "pipe", "forkexec", "pingpong", "migrate")
+METER_CASES = CASES + ("getppid", "stat", "pipe", "forkexec", "pingpong", "migrate", "ftrace_on", "ftrace_off")
+# Phases run from one CPU, not on every node (ktv_ftrace_phases).
+ONE_NODE_CASES = ("ftrace_on", "ftrace_off")
 # The meter's TLB model counters (tlb=on) that the TLB table shows per
 # operation, summed over every vCPU in the case's phase.
 TLB_KEYS = ("cr3_flush", "cr4_global_flush", "invlpg", "ipi", "itlb_walks", "stale_fetch")
@@ -89,7 +91,17 @@ def phase_fields(lines, ktap, cold=False):
     the case in its phase: the instruction line's, the rodata line's
     (prefixed "ro_"), the cache model's (fetch_*, rodata_*), and "ops"."""
     cases = {}
-    for line in diag_lines(ktap, "kbench"):
+    # kbench's lines, and the guest's own for the tracer's switches
+    # ("# meter-phase P ftrace_on ...": ktv_ftrace_phases; the last of
+    # the three repetitions is kept).
+    own = []
+    try:
+        with open(ktap, encoding="utf-8", errors="replace") as f:
+            own = [m.group(1) for m in (re.match(r"^\s*# (meter-phase \d+ ftrace_o\w+ .*)$", ln.rstrip("\n"))
+                                        for ln in f) if m]
+    except FileNotFoundError:
+        pass
+    for line in diag_lines(ktap, "kbench") + own:
         m = re.match(r"meter-phase (\d+) (\w+) ops=(\d+) node=(\d+) cpu=(\d+)(?: reps=(\d+))?( cache=cold)?",
                      line)
         if m and m.group(2) != "kbench" and bool(m.group(7)) == cold:
@@ -225,7 +237,10 @@ def missing(runs, fields):
                 keys = PHASE_KEYS + (RODATA_KEYS if run["rodata"] else ()) + (CACHE_KEYS if run["cache"] else ())
                 for mode in ("hot", "cold"):
                     for c in cases[mode]:
-                        for n in nodes:
+                        # The tracer's switches run from one CPU only.
+                        on = nodes if c not in ONE_NODE_CASES else \
+                            [n for (c2, n) in run[mode] if c2 == c][:1] or nodes[:1]
+                        for n in on:
                             f = run[mode].get((c, n))
                             if f is None:
                                 out.append(f"{where}: no {mode} meter-phase line of {c} on node {n}")

@@ -145,7 +145,7 @@ for m in $(seq 1 "$meter_runs"); do
 			range=$(rodata_range "$build")
 			[ -n "$range" ] || die "no __start_rodata/__end_rodata in $build/System.map"
 			boot "$k" "$t" "$out/$t/$k/meter$m" \
-				"nokaslr norandmaps ktv_suite=meter ktv_cases=$meter_cases ktv_reps=${BENCH_METER_REPS:-10} ktv_loop=${BENCH_METER_LOOP:-32} ktv_cold=1 ktv_cold_cases=${meter_cases/fork1024,/} ktv_ptbytes=1 ktv_ptprocs=1024 ktv_probes=${BENCH_METER_PROBES:-0}" \
+				"nokaslr norandmaps ktv_suite=meter ktv_cases=$meter_cases ktv_reps=${BENCH_METER_REPS:-10} ktv_loop=${BENCH_METER_LOOP:-32} ktv_cold=1 ktv_cold_cases=${meter_cases/fork1024,/} ktv_ptbytes=1 ktv_ptprocs=1024 ktv_probes=${BENCH_METER_PROBES:-0} ktv_ftrace_phases=1 ktv_ftrace_cpu=last" \
 				--meter "$plugin_dir/locality.so" --meter-args "$meter_args,rodata=$range" ||
 				failed=$((failed + 1))
 		done

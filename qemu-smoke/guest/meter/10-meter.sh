@@ -76,21 +76,29 @@ fi
 # function, three times, each switch a phase of its own (the kernel
 # instructions it costs, all vCPUs together: with replication, the cost
 # of writing every copy), after one warm-up cycle (the first switch
-# allocates the ring buffer). Run from CPU 0, in phases after the last one
-# kbench used; a marker after "echo nop" ends the off phase.
+# allocates the ring buffer). Run from CPU ktv_ftrace_cpu (default 0;
+# "last": the highest-numbered CPU, on the last node: a writer on another
+# node than the image's), in phases after the last one kbench used; a
+# marker after "echo nop" ends the off phase.
 if [ "${ktv_ftrace_phases:-0}" = 1 ]; then
 	mount -t tracefs tracefs "$TRACE" 2>/dev/null
+	fcpu=${ktv_ftrace_cpu:-0}
+	[ "$fcpu" != last ] || fcpu=$(($(nproc) - 1))
+	fnode=0
+	for _d in /sys/devices/system/cpu/cpu"$fcpu"/node*; do
+		[ -e "$_d" ] && fnode=${_d##*node}
+	done
 	p=$(sed -n 's/^meter-phase \([0-9]*\) .*/\1/p' /tmp/kbench.out | tail -n 1)
 	p=$((${p:-1} + 1))
 	n=$(wc -l <"$TRACE/available_filter_functions")
 	ok=0
-	if taskset -c 0 sh -c "echo function >$TRACE/current_tracer && echo nop >$TRACE/current_tracer"; then
+	if taskset -c "$fcpu" sh -c "echo function >$TRACE/current_tracer && echo nop >$TRACE/current_tracer"; then
 		ok=1
 		for _ in 1 2 3; do
-			taskset -c 0 sh -c "meterphase $p && echo function >$TRACE/current_tracer &&
+			taskset -c "$fcpu" sh -c "meterphase $p && echo function >$TRACE/current_tracer &&
 				meterphase $((p + 1)) && echo nop >$TRACE/current_tracer && meterphase $((p + 2))" || ok=0
-			ktap_diag "meter-phase $p ftrace_on ops=$n node=0 cpu=0 reps=1"
-			ktap_diag "meter-phase $((p + 1)) ftrace_off ops=$n node=0 cpu=0 reps=1"
+			ktap_diag "meter-phase $p ftrace_on ops=$n node=$fnode cpu=$fcpu reps=1"
+			ktap_diag "meter-phase $((p + 1)) ftrace_off ops=$n node=$fnode cpu=$fcpu reps=1"
 			p=$((p + 2))
 		done
 	fi
