@@ -1,6 +1,7 @@
 #!/bin/bash
 # The TLB check (make tlb, which builds REV first): boot REV (CONFIG,
-# default smoke) on 2node under the meter
+# default smoke) on 2node (TLB_TOPO; APPEND adds kernel parameters, e.g.
+# pti=off, with TLB_NAME=pti-off to keep the run apart) under the meter
 # with its TLB model (tlb=on: qemu-smoke/plugin/README.md), running the
 # guest's tests (TLB_SUITES: the scripts, default those that switch mm
 # across nodes, patch text, load and free modules and BPF), and fail on
@@ -119,9 +120,10 @@ need make gcc python3 qemu-system-x86_64
 [ -f "$BUILD/initramfs.cpio.gz" ] || die "no build of $REV with $CONFIG: make tlb builds it"
 plugin_dir="$WORK/plugin"
 make -s -C "$REPO/qemu-smoke/plugin" O="$plugin_dir" || die "building the meter failed"
-name=tlb-2node${BUILD_SUFFIX:-}
+topo=${TLB_TOPO:-2node}
+name=tlb-$topo${TLB_NAME:+-$TLB_NAME}${BUILD_SUFFIX:-}
 out="$WORK/results/$BASE-$REV-$CONFIG/$name"
-TIMEOUT=${TLB_TIMEOUT:-900} boot_guest "$name" 2node "tlb" \
+TIMEOUT=${TLB_TIMEOUT:-900} boot_guest "$name" "$topo" "tlb" \
 	"nokaslr ktv_only=${TLB_SUITES:-10-boot,17-mm-pgds,30-patching,32-code-copies}" \
 	--meter "$plugin_dir/locality.so" --meter-args tlb=on ||
 	die "the guest failed under the TLB model: $out"

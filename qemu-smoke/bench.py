@@ -413,10 +413,13 @@ def tlb_table(fields):
           "the nodes' runs, mean over the meter boots: CR3 writes that flush (QEMU's TCG has no "
           "PCID, so every CR3 write drops the non-global entries), CR4 writes that drop the "
           "global ones too, INVLPGs, IPIs (ICR writes), modelled iTLB misses (page walks) and "
-          "blocks fetched through a stale iTLB entry. The model shows what the architecture "
+          "blocks fetched through a stale iTLB entry. walk ns/op: the modelled iTLB misses "
+          f"at 4 memory reads each at {LATENCIES[0][0]}'s local latency ({LATENCIES[0][1]} ns), "
+          "an upper bound that the cache model does not yet refine (page-table lines are not "
+          "in it), to add to the stall ns/op above. The model shows what the architecture "
           "allows a TLB to keep, not what a given CPU does.", "",
-          "| topology | case | kernel | " + " | ".join(f"{k}/op" for k in TLB_KEYS) + " |",
-          "|---|---|---|" + "---|" * len(TLB_KEYS)]
+          "| topology | case | kernel | " + " | ".join(f"{k}/op" for k in TLB_KEYS) + " | walk ns/op |",
+          "|---|---|---|" + "---|" * (len(TLB_KEYS) + 1)]
     for topo in sorted(fields, key=lambda t: (len(t), t)):
         for case in METER_CASES:
             for kernel in KERNELS:
@@ -430,8 +433,10 @@ def tlb_table(fields):
                         vals[k].append(sum(f["tlb_" + k] for f in rows) / ops)
                 if not vals[TLB_KEYS[0]]:
                     continue
+                walk_ns = statistics.mean(vals["itlb_walks"]) * 4 * LATENCIES[0][1]
                 md.append(f"| {topo} | {case} | {kernel} | "
-                          + " | ".join(f"{statistics.mean(vals[k]):.2f}" for k in TLB_KEYS) + " |")
+                          + " | ".join(f"{statistics.mean(vals[k]):.2f}" for k in TLB_KEYS)
+                          + f" | {walk_ns:.0f} |")
     md.append("")
     return md if len(md) > 5 else []
 
