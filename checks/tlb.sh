@@ -22,6 +22,7 @@
 # not what a given CPU does.
 . "$(dirname "$0")/../scripts/lib.sh"
 . "$(dirname "$0")/../scripts/boot-lib.sh"
+. "$(dirname "$0")/../scripts/expect.sh"
 
 # tlb_assert REPORT [SYSTEM_MAP EXPECT]: print what is wrong with REPORT;
 # fail if anything is. EXPECT (a revision's series-vN/expect) may list
@@ -123,9 +124,13 @@ make -s -C "$REPO/qemu-smoke/plugin" O="$plugin_dir" || die "building the meter 
 topo=${TLB_TOPO:-2node}
 name=tlb-$topo${TLB_NAME:+-$TLB_NAME}${BUILD_SUFFIX:-}
 out="$WORK/results/$BASE-$REV-$CONFIG/$name"
+# As the matrices do: where the configuration replicates, the guest
+# asserts that it does.
+opts=(--meter "$plugin_dir/locality.so" --meter-args tlb=on)
+! expects_replication || opts+=(--expect-repl)
 TIMEOUT=${TLB_TIMEOUT:-900} boot_guest "$name" "$topo" "tlb" \
 	"nokaslr ktv_only=${TLB_SUITES:-10-boot,17-mm-pgds,30-patching,32-code-copies}" \
-	--meter "$plugin_dir/locality.so" --meter-args tlb=on ||
+	"${opts[@]}" ||
 	die "the guest failed under the TLB model: $out"
 expect=()
 [ "$REV" = base ] || expect=("$BUILD/System.map" "$SERIES_DIR/expect")
