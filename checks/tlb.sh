@@ -3,8 +3,9 @@
 # default smoke) on 2node (TLB_TOPO; APPEND adds kernel parameters, e.g.
 # pti=off, with TLB_NAME=pti-off to keep the run apart) under the meter
 # with its TLB model (tlb=on: qemu-smoke/plugin/README.md), running the
-# guest's tests (TLB_SUITES: the scripts, default those that switch mm
-# across nodes, patch text, load and free modules and BPF), and fail on
+# guest's tests (TLB_SUITES: the scripts, default those that patch text,
+# load and free modules and BPF, and where the revision has lazy node
+# PGDs the one that builds them and runs foreign windows), and fail on
 # any stale translation: a kernel instruction fetch or rodata read whose
 # page an x86 TLB was allowed to keep mapped to a frame the page tables no
 # longer give. Also fail when the model could not follow the guest (a
@@ -124,12 +125,18 @@ make -s -C "$REPO/qemu-smoke/plugin" O="$plugin_dir" || die "building the meter 
 topo=${TLB_TOPO:-2node}
 name=tlb-$topo${TLB_NAME:+-$TLB_NAME}${BUILD_SUFFIX:-}
 out="$WORK/results/$BASE-$REV-$CONFIG/$name"
+# The text writers, code memory, and with lazy node PGDs their builds
+# and foreign windows (17-mm-pgds).
+suites=10-boot,30-patching,32-code-copies
+INV_EXPECT=${SERIES_DIR:+$SERIES_DIR/expect}
+! has_feature node_pgds || suites=10-boot,17-mm-pgds,30-patching,32-code-copies
+suites=${TLB_SUITES:-$suites}
 # As the matrices do: where the configuration replicates, the guest
 # asserts that it does.
 opts=(--meter "$plugin_dir/locality.so" --meter-args tlb=on)
 ! expects_replication || opts+=(--expect-repl)
 TIMEOUT=${TLB_TIMEOUT:-900} boot_guest "$name" "$topo" "tlb" \
-	"nokaslr ktv_only=${TLB_SUITES:-10-boot,17-mm-pgds,30-patching,32-code-copies}" \
+	"nokaslr ktv_only=$suites" \
 	"${opts[@]}" ||
 	die "the guest failed under the TLB model: $out"
 expect=()
