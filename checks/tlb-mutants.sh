@@ -6,7 +6,9 @@
 # (default smoke) apart (BUILD_SUFFIX=-mutant-NAME: ccache makes it a few
 # minutes), put the tree back, and boot the build under checks/tlb.sh,
 # which must fail. A mutant that passes fails this script: the check
-# cannot see that flush. MUTANTS=NAME,... picks some.
+# cannot see that flush. A header line "# append: WORDS" boots the mutant
+# with those kernel parameters (a flush that only matters with pti=off,
+# say). MUTANTS=NAME,... picks some.
 . "$(dirname "$0")/../scripts/lib.sh"
 no_dry_run
 need git make gcc qemu-system-x86_64
@@ -30,7 +32,8 @@ for patch in "$dir"/*.patch; do
 	BUILD_SUFFIX=-mutant-$name "$REPO/scripts/build.sh" || { revert; die "mutant $name: the build failed"; }
 	revert
 	BUILD_SUFFIX=-mutant-$name "$REPO/scripts/initramfs.sh" || die "mutant $name: no initramfs"
-	if BUILD_SUFFIX=-mutant-$name "$REPO/checks/tlb.sh"; then
+	append=$(sed -n 's/^# append: //p' "$patch" | head -1)
+	if BUILD_SUFFIX=-mutant-$name APPEND="${APPEND:-} $append" "$REPO/checks/tlb.sh"; then
 		say "FAIL: mutant $name passed the TLB check: the check does not see that flush"
 		failed=$((failed + 1))
 	else
