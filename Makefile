@@ -16,6 +16,10 @@
 #   TIMEOUT=S           hard limit per guest boot (default: each matrix row's
 #                       or script's own)
 #   BOOT_JOBS=N         guests booted at a time by the matrix targets (nproc)
+#   MTTCG=1             multi-threaded TCG for every guest (the meter's boots
+#                       always are: qemu-smoke/plugin/README.md); slower on 2 cores
+#   TLB_TOPO, TLB_NAME, TLB_SUITES  make tlb's topology, run name and guest scripts
+#   MUTANTS=NAME,...    checks/tlb-mutants.sh: which of REV's TLB mutants
 #   JOBS=N              make -j for kernel builds (default: nproc)
 #   PATCH_AUTHOR="Name <mail>"  identity of the patches (default: a role)
 # A target whose boots are fixed (stress, bench, meter, selftest, the fault
