@@ -28,7 +28,7 @@
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: help deps tree export status build bisect initramfs smoke debug distro variants buildbot stress selftest meter bench tlb check prep send
+.PHONY: help deps tree export status build bisect initramfs smoke debug distro variants buildbot stress selftest meter bench tlb tlb-mutants check prep send
 
 help:
 	@echo "Targets:"
@@ -54,6 +54,7 @@ help:
 	@echo "             (METER=off: on REV built with the option off)"
 	@echo "  bench      base kernel against REV: kbench, ftrace, memory, meter; table and plots"
 	@echo "  tlb        REV on 2node under the meter's TLB model: fails on a stale translation"
+	@echo "  tlb-mutants REV's mutants without a flush (series-vN/tlb-mutants): each must fail make tlb"
 	@echo "  check      the tests: static checks, the check matrix (smoke, smoke-off, debug on"
 	@echo "             2node and la57), self-test, fault boots, meter (the order of README.md);"
 	@echo "             then the newest revision if it is work in progress: its series checks"
@@ -144,6 +145,11 @@ tlb: tree
 	@$(S)/build.sh
 	@$(S)/initramfs.sh
 	@checks/tlb.sh
+
+# Each of REV's TLB mutants (series-vN/tlb-mutants/: one flush removed),
+# built apart and booted under the TLB check, which must fail.
+tlb-mutants: tree
+	@checks/tlb-mutants.sh
 
 # make check under DRY_RUN=1 would run no static check, self-test or
 # meter, build and boot nothing, and exit 0: a CI that inherits DRY_RUN
