@@ -149,6 +149,8 @@ tlb: tree
 # Each of REV's TLB mutants (series-vN/tlb-mutants/: one flush removed),
 # built apart and booted under the TLB check, which must fail.
 tlb-mutants: tree
+	@$(S)/build.sh
+	@$(S)/initramfs.sh
 	@checks/tlb-mutants.sh
 
 # make check under DRY_RUN=1 would run no static check, self-test or

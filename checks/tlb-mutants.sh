@@ -6,7 +6,9 @@
 # (default smoke) apart (BUILD_SUFFIX=-mutant-NAME: ccache makes it a few
 # minutes), put the tree back, and boot the build under checks/tlb.sh,
 # which must fail. A mutant that passes fails this script: the check
-# cannot see that flush. A header line "# append: WORDS" boots the mutant
+# cannot see that flush. So does a mutant whose boot parameters make the
+# unmutated build fail the check too (it is run first, once per set of
+# parameters): the mutant would show nothing. A header line "# append: WORDS" boots the mutant
 # with those kernel parameters (a flush that only matters with pti=off,
 # say). MUTANTS=NAME,... picks some.
 . "$(dirname "$0")/../scripts/lib.sh"
@@ -20,7 +22,18 @@ tree_dirty && die "$TREE has changes: export or drop them first (a mutant is app
 
 revert() { git -C "$TREE" checkout -q -- . && git -C "$TREE" clean -qfd; }
 trap revert EXIT
-failed=0 seen=0
+failed=0 seen=0 baselines=' '
+# baseline APPEND-WORDS: the unmutated build passes the check with them.
+baseline() {
+	local key=${1// /_}
+	case "$baselines" in *" $key=ok "*) return 0 ;; *" $key=fail "*) return 1 ;; esac
+	if APPEND="${APPEND:-} $1" TLB_NAME="baseline${key:+-$key}" "$REPO/checks/tlb.sh"; then
+		baselines="$baselines$key=ok "
+		return 0
+	fi
+	baselines="$baselines$key=fail "
+	return 1
+}
 for patch in "$dir"/*.patch; do
 	[ -e "$patch" ] || die "no mutant in $dir"
 	name=${patch##*/}
@@ -33,6 +46,11 @@ for patch in "$dir"/*.patch; do
 	revert
 	BUILD_SUFFIX=-mutant-$name "$REPO/scripts/initramfs.sh" || die "mutant $name: no initramfs"
 	append=$(sed -n 's/^# append: //p' "$patch" | head -1)
+	if ! baseline "$append"; then
+		say "FAIL: mutant $name: $REV itself fails the TLB check with '${append:-no parameter}': the mutant would show nothing"
+		failed=$((failed + 1))
+		continue
+	fi
 	if BUILD_SUFFIX=-mutant-$name APPEND="${APPEND:-} $append" "$REPO/checks/tlb.sh"; then
 		say "FAIL: mutant $name passed the TLB check: the check does not see that flush"
 		failed=$((failed + 1))
