@@ -2,7 +2,8 @@
 # The TLB check (make tlb, which builds REV first): boot REV (CONFIG,
 # default smoke) on 2node (TLB_TOPO; APPEND adds kernel parameters, e.g.
 # pti=off, with TLB_NAME=pti-off to keep the run apart) under the meter
-# with its TLB model (tlb=on: qemu-smoke/plugin/README.md), running the
+# with its TLB model (tlb=on: qemu-smoke/plugin/README.md; data=on and
+# rodata= so that the kernel's rodata reads are checked too), running the
 # guest's tests (TLB_SUITES: the scripts, default those that patch text,
 # load and free modules and BPF, and where the revision has lazy node
 # PGDs the one that builds them and runs foreign windows), and fail on
@@ -69,7 +70,11 @@ tlb_assert() {
 			why[nr] = substr(lines[i], index(lines[i], f[3]))
 		}
 	}
-	/^locality / { header = 1; if (field("tlb") != "on") bad("the meter ran without tlb=on") }
+	/^locality / {
+		header = 1
+		if (field("tlb") != "on") bad("the meter ran without tlb=on")
+		rodata = field("rodata") != "off"
+	}
 	/^tlb vcpu=/ {
 		vcpus++
 		v = field("vcpu")
@@ -77,6 +82,7 @@ tlb_assert() {
 		if (field("no_walk") + 0) bad("vCPU " v ": " field("no_walk") " kernel block(s) the page walk could not map")
 		if (field("qemu_mismatch") + 0) bad("vCPU " v ": " field("qemu_mismatch") " walk(s) that QEMU'"'"'s translation contradicts")
 		flushes += field("cr3_flush") + field("cr4_global_flush")
+		dwalks += field("dtlb_walks")
 	}
 	/^tlb entries=/ {
 		summary = 1
@@ -100,6 +106,7 @@ tlb_assert() {
 		if (!summary) bad("no TLB summary line: not a tlb=on report, or cut short")
 		if (!vcpus) bad("no tlb vcpu= line")
 		if (vcpus && !flushes) bad("no CR3 or CR4 flush counted on any vCPU")
+		if (vcpus && rodata && !dwalks) bad("rodata= was given, and no rodata read went through the dTLB model")
 		if (!end) bad("the report has no end line: cut short")
 		if (total > listed) unknown += total - listed
 		if (unknown) bad(unknown " stale translation(s): an x86 TLB may keep each page listed mapped to a frame the page tables no longer give")
@@ -133,7 +140,12 @@ INV_EXPECT=${SERIES_DIR:+$SERIES_DIR/expect}
 suites=${TLB_SUITES:-$suites}
 # As the matrices do: where the configuration replicates, the guest
 # asserts that it does.
-opts=(--meter "$plugin_dir/locality.so" --meter-args tlb=on)
+# The kernel's reads of its rodata go through the model's dTLB too: the
+# range from System.map (the boot is nokaslr).
+range=$(awk '$3 == "__start_rodata" { s = $1 } $3 == "__end_rodata" { e = $1 }
+	END { if (s && e) print s "-" e }' "$BUILD/System.map")
+[ -n "$range" ] || die "no __start_rodata/__end_rodata in $BUILD/System.map"
+opts=(--meter "$plugin_dir/locality.so" --meter-args "tlb=on,data=on,rodata=$range")
 ! expects_replication || opts+=(--expect-repl)
 TIMEOUT=${TLB_TIMEOUT:-900} boot_guest "$name" "$topo" "tlb" \
 	"nokaslr ktv_only=$suites" \
