@@ -6,11 +6,12 @@
 # (default smoke) apart (BUILD_SUFFIX=-mutant-NAME: ccache makes it a few
 # minutes), put the tree back, and boot the build under checks/tlb.sh,
 # which must fail. A mutant that passes fails this script: the check
-# cannot see that flush. So does a mutant whose boot parameters make the
-# unmutated build fail the check too (it is run first, once per set of
-# parameters): the mutant would show nothing. A header line "# append: WORDS" boots the mutant
-# with those kernel parameters (a flush that only matters with pti=off,
-# say). MUTANTS=NAME,... picks some.
+# cannot see that flush. Header lines of the patch:
+#   # append: WORDS         boot with these kernel parameters (pti=off...)
+#   # tlb-shape: E:W        the model with a smaller TLB (TLB_SHAPE)
+# The unmutated build is checked first with the same parameters and
+# shape (once per set): a mutant whose baseline fails too would show
+# nothing, and fails this script. MUTANTS=NAME,... picks some.
 . "$(dirname "$0")/../scripts/lib.sh"
 no_dry_run
 need git make gcc qemu-system-x86_64
@@ -25,7 +26,7 @@ trap revert EXIT
 failed=0 seen=0 baselines=' '
 # baseline APPEND-WORDS: the unmutated build passes the check with them.
 baseline() {
-	local key=${1// /_}
+	local key=${1// /_}${TLB_SHAPE:+-tlb$TLB_SHAPE}
 	case "$baselines" in *" $key=ok "*) return 0 ;; *" $key=fail "*) return 1 ;; esac
 	if APPEND="${APPEND:-} $1" TLB_NAME="baseline${key:+-$key}" "$REPO/checks/tlb.sh"; then
 		baselines="$baselines$key=ok "
@@ -46,12 +47,13 @@ for patch in "$dir"/*.patch; do
 	revert
 	BUILD_SUFFIX=-mutant-$name "$REPO/scripts/initramfs.sh" || die "mutant $name: no initramfs"
 	append=$(sed -n 's/^# append: //p' "$patch" | head -1)
-	if ! baseline "$append"; then
+	shape=$(sed -n 's/^# tlb-shape: //p' "$patch" | head -1)
+	if ! TLB_SHAPE=$shape baseline "$append"; then
 		say "FAIL: mutant $name: $REV itself fails the TLB check with '${append:-no parameter}': the mutant would show nothing"
 		failed=$((failed + 1))
 		continue
 	fi
-	if BUILD_SUFFIX=-mutant-$name APPEND="${APPEND:-} $append" "$REPO/checks/tlb.sh"; then
+	if BUILD_SUFFIX=-mutant-$name APPEND="${APPEND:-} $append" TLB_SHAPE=$shape "$REPO/checks/tlb.sh"; then
 		say "FAIL: mutant $name passed the TLB check: the check does not see that flush"
 		failed=$((failed + 1))
 	else

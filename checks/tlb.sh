@@ -145,7 +145,11 @@ suites=${TLB_SUITES:-$suites}
 range=$(awk '$3 == "__start_rodata" { s = $1 } $3 == "__end_rodata" { e = $1 }
 	END { if (s && e) print s "-" e }' "$BUILD/System.map")
 [ -n "$range" ] || die "no __start_rodata/__end_rodata in $BUILD/System.map"
-opts=(--meter "$plugin_dir/locality.so" --meter-args "tlb=on,data=on,rodata=$range")
+# TLB_SHAPE=ENTRIES:WAYS: a smaller model TLB (default 4096:8). Hardware
+# may drop an entry at any time; a small TLB refills often, which shows
+# translations filled at the wrong moment (a mutant's missing flush).
+opts=(--meter "$plugin_dir/locality.so"
+	--meter-args "tlb=on,data=on,rodata=$range${TLB_SHAPE:+,tlb_shape=$TLB_SHAPE}")
 ! expects_replication || opts+=(--expect-repl)
 TIMEOUT=${TLB_TIMEOUT:-900} boot_guest "$name" "$topo" "tlb" \
 	"nokaslr ktv_only=$suites" \
