@@ -40,7 +40,7 @@ copy_size() {
 }
 # fault_boot NAME TOPOLOGY PARAMS [boot.py options]
 fault_boot() {
-	TIMEOUT=${TIMEOUT:-900} boot_guest "$2-$1" "$2" "$BASE-$REV-$CONFIG-fault-$1" "$3" "${@:4}"
+	TIMEOUT=${TIMEOUT:-1200} boot_guest "$2-$1" "$2" "$BASE-$REV-$CONFIG-fault-$1" "$3" "${@:4}"
 }
 # Every allocation failing: the kernel must come up with one copy, as a
 # base kernel does, and say so. Booted without --expect-repl: the one-copy
