@@ -322,7 +322,7 @@ if [ -z "$SERIES_DIR" ]; then
 	echo "REV=base: no series, nothing to check"
 	exit 0
 fi
-[ -d "$TREE/.git" ] || die "no work tree $TREE: run 'make tree REV=$REV BASE=$BASE'"
+[ -e "$TREE/.git" ] || die "no work tree $TREE: run 'make tree REV=$REV BASE=$BASE'"
 git -C "$TREE" rev-parse -q --verify base >/dev/null || die "$TREE has no 'base' tag: run 'make tree REV=$REV BASE=$BASE'"
 
 case "${1:-}" in

@@ -67,12 +67,15 @@ while read -r p; do
 		sed -e '/^total: /,$d' -e '/^$/d' -e 's/^/    /' "$out"
 		bad=$((bad + 1))
 	fi
-done < <(series_patches)
+done < <(if [ -n "$PART" ]; then part_patches "$PART"; else series_patches; fi)
 
 # Every patch must have been checked: counted apart from series_patches,
 # the entries of the series file and the patch files of the directory.
-listed=$(grep -cvE '^[[:space:]]*(#|$)' "$SERIES_DIR/series" || true)
+# REV=vN.P checks part P's patches: the entries after its marker.
+listed=$(awk -v p="${PART:-}" '/^# part [0-9]+: / { in_p = (p == "" || $3 == p ":"); next }
+	/^[[:space:]]*(#|$)/ { next } p == "" || in_p { n++ } END { print n + 0 }' "$SERIES_DIR/series")
 on_disk=$(find "$SERIES_DIR" -maxdepth 1 -name '*.patch' | wc -l)
+[ -z "$PART" ] || on_disk=$listed
 echo "checkpatch: $checked of $count patch(es) checked, $bad with findings: $errors error(s), $warnings warning(s), $checks check(s)"
 if [ "$checked" = 0 ] || [ "$checked" != "$listed" ] || [ "$checked" != "$on_disk" ]; then
 	echo "checkpatch: FAIL: checked $checked patch(es), the series file lists $listed, ${SERIES_DIR#"$REPO"/} has $on_disk patch file(s)"

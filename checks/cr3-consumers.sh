@@ -14,7 +14,7 @@ else
 		echo "REV=base: no series, nothing to check"
 		exit 0
 	fi
-	[ -d "$TREE/.git" ] || die "no work tree $TREE: run 'make tree REV=$REV BASE=$BASE'"
+	[ -e "$TREE/.git" ] || die "no work tree $TREE: run 'make tree REV=$REV BASE=$BASE'"
 	dir=$TREE
 fi
 [ -d "$dir/arch/x86" ] || die "$dir has no arch/x86"

@@ -14,7 +14,9 @@
 #    (must pass) and CONFIG.bad-* (must fail), --guard on a made-up kbuild.
 #  - checks/results-provenance.sh on the made-up repositories
 #    checks/fixtures/results/*/: good*/ must pass, bad-*/ must fail.
-#  - series-lint.sh on the made-up revision v0 (checks/fixtures/made-up-rev).
+#  - series-lint.sh on the made-up revision v0 (checks/fixtures/made-up-rev),
+#    and on v8, a revision in two parts: markers, posting rules; the
+#    work trees of its parts (tree.sh, export.sh, status.sh).
 #  - the boot matrices: scripts/run-matrix.sh DRY_RUN=1 on each
 #    qemu-smoke/matrix file (the made-up revision v0 in a SERIES root of
 #    its own, an empty WORK: no guest facts) must
@@ -192,6 +194,108 @@ lint_subject() { # SUBJECT: v0 with patch 2's subject replaced
 expect pass "series-lint: upstream prefixes (bpf, x86:)" env REV=$mrev WORK="$tmp/work" "$root/checks/series-lint.sh"
 expect fail "series-lint: no prefix" lint_subject "a made-up change without a prefix"
 expect fail "series-lint: bpf,x86: without a space" lint_subject "bpf,x86: a made-up change"
+# The made-up revision v8, in two parts (made-up-rev/series-v8/README):
+# series-lint with the part markers and the posting rules, strictly (v8
+# has no WIP file), on the whole revision and on part 1; each fault below
+# must fail, and a WIP file must turn a posting rule into a warning.
+lint8() { # REV SED-SCRIPT FILE...: series-lint on v8 with FILEs edited
+	local r rev=$1 script=$2 f
+	shift 2
+	r=$(mktemp -d -p "$tmp")
+	made_up_root "$r"
+	for f; do sed -i -e "$script" "$r/$f"; done
+	REV=$rev WORK=$tmp/work "$r/checks/series-lint.sh"
+}
+lint8_wip() { # SED-SCRIPT FILE: as lint8 v8, with a WIP file; passes
+	# only when the run warns
+	local r out
+	r=$(mktemp -d -p "$tmp")
+	made_up_root "$r"
+	sed -i -e "$1" "$r/$2"
+	touch "$r/series-v8/WIP"
+	out=$(REV=v8 WORK=$tmp/work "$r/checks/series-lint.sh") || return
+	printf '%s\n' "$out" | grep -q ': warning: .*posting rule'
+}
+p2=series-v8/0002-x86-mm-use-the-made-up-helper.patch
+p3=series-v8/0003-x86-mm-document-the-made-up-helper.patch
+expect pass "series-lint v8: two parts, posting rules" lint8 v8 '' series-v8/series
+expect pass "series-lint v8.1: part 1 alone" lint8 v8.1 '' series-v8/series
+expect fail "series-lint v8: parts numbered 1, 3" lint8 v8 's/^# part 2:/# part 3:/' series-v8/series
+expect fail "series-lint v8: a malformed marker" lint8 v8 's/^# part 2: /# Part two /' series-v8/series
+expect fail "series-lint v8: an empty part" lint8 v8 '/^# part 2:/d; /^0003-/a # part 2: nothing' series-v8/series
+lint8_no_expect1() {
+	local r
+	r=$(mktemp -d -p "$tmp")
+	made_up_root "$r"
+	rm "$r/series-v8/expect.1"
+	REV=v8 WORK=$tmp/work "$r/checks/series-lint.sh"
+}
+expect fail "series-lint v8: no expect.1" lint8_no_expect1
+expect fail "series-lint v8: a results/ path in a changelog" lint8 v8 's|^so that the second part|so that results/ and the second part|' "$p2"
+expect fail "series-lint v8: a speedup" lint8 v8 's|^so that the second part|so that it runs 1.3x faster and the second part|' "$p2"
+expect fail "series-lint v8: instructions not said to be counted in an emulator" lint8 v8 's|^so that the second part|so that 2% fewer instructions run and the second part|' "$p2"
+expect fail "series-lint v8: history above ---" lint8 v8 's|^can take when|v7: can take when|' "$p3"
+expect fail "series-lint v8: BUG_ON added" lint8 v8 's|^+/\* three \*/|+BUG_ON(1); /* three */|' "$p3"
+expect fail "series-lint v8: a cover without Limits" lint8 v8 's/^Limits$/Bounds/' cover-letters/v8.1
+expect fail "series-lint v8.2: a cover without a range-diff" lint8 v8.2 's/range-diff/comparison/' cover-letters/v8.2
+expect pass "series-lint v8 WIP: a posting rule only warns" lint8_wip 's|^so that the second part|so that results/ and the second part|' "$p2"
+# The work trees of a revision in parts (make-v8-tree.sh makes v8's tree,
+# whose export is series-v8 byte for byte).
+parts_root=$tmp/parts-root parts_work=$tmp/parts-work
+made_up_root "$parts_root"
+"$REPO/checks/fixtures/made-up-rev/make-v8-tree.sh" "$parts_work/trees/6.12-v8"
+in_parts() { # REV SCRIPT [ARGS...]: a workflow script on the v8 trees
+	local rev=$1 script=$2
+	shift 2
+	REV=$rev WORK=$parts_work "$parts_root/scripts/$script" "$@"
+}
+v8_part1_tip() { # make tree REV=v8.1 makes a tree at part 1's patch
+	in_parts v8 tree.sh && in_parts v8.1 tree.sh || return
+	[ "$(git -C "$parts_work/trees/6.12-v8.1" rev-parse HEAD)" = \
+		"$(git -C "$parts_work/trees/6.12-v8" rev-parse work~2)" ]
+}
+v8_status() { # make status names the part's tree and counts nothing
+	local out
+	out=$(in_parts v8 status.sh) || return
+	printf '%s\n' "$out" | grep -Eq '^6\.12-v8\.1 +clean +0 +.*\(parts 1 to 1 of 6\.12-v8\)$'
+}
+v8_new_patch() { # a new patch at the end joins part 2; part 2's tree follows
+	local t=$parts_work/trees/6.12-v8
+	printf '/* four */\n' >>"$t/arch/x86/mm/made_up.c"
+	git -C "$t" commit -q -a -s -m "x86/mm: a fourth made-up change" \
+		-m "Made after the export, so that it has no part of its own yet and must join the part of the patch before it."
+	in_parts v8 export.sh || return
+	tail -n 1 "$parts_root/series-v8/series" | grep -qx '0004-x86-mm-a-fourth-made-up-change.patch' || return
+	grep -c '^# part ' "$parts_root/series-v8/series" | grep -qx 2 || return
+	in_parts v8.2 tree.sh || return
+	[ "$(git -C "$parts_work/trees/6.12-v8.2" rev-list --count base..HEAD)" = 4 ]
+}
+v8_part_commit() { # a commit made in a part's tree is refused, not lost
+	local t=$parts_work/trees/6.12-v8.1 rc=0
+	printf '/* lost? */\n' >>"$t/arch/x86/mm/made_up.c"
+	git -C "$t" commit -q -a -m "x86/mm: made in a part's tree" || return
+	in_parts v8.1 tree.sh || rc=1
+	git -C "$t" checkout -q --detach HEAD~1
+	[ "$rc" = 1 ]
+}
+v8_empty_part() { # an export that would empty part 1 writes nothing
+	local t=$parts_work/trees/6.12-v8 before rc=0
+	before=$(cat "$parts_root/series-v8/series")
+	git -C "$t" branch -q keep
+	git -C "$t" reset -q --hard base
+	git -C "$t" cherry-pick -q keep~2..keep >/dev/null 2>&1 || rc=2
+	in_parts v8 export.sh || rc=1
+	git -C "$t" reset -q --hard keep
+	git -C "$t" branch -q -D keep
+	[ "$rc" = 1 ] && [ "$(cat "$parts_root/series-v8/series")" = "$before" ]
+}
+expect pass "tree: the tree of part 1 is at its last patch" v8_part1_tip
+expect pass "status: a part's tree" v8_status
+expect fail "export: refused for a part" in_parts v8.1 export.sh
+expect fail "tree: no part 3" in_parts v8.3 tree.sh
+expect pass "export: a new patch joins the part before it" v8_new_patch
+expect pass "tree: a commit in a part's tree is refused" v8_part_commit
+expect pass "export: a part left empty is refused" v8_empty_part
 # The boot matrices, as their runner lists them: any change to a matrix or
 # to the runner that changes a boot shows here. To accept one, regenerate
 # every recorded listing: REGENERATE=1 checks/fixtures-test.sh

@@ -422,8 +422,8 @@ no_dry_run
 if [ -n "${METER_SERIES:-}" ]; then
 	[ -n "$SERIES_DIR" ] ||
 		die "REV=base: METER_SERIES=$METER_SERIES boots REV with replication against REV without; base has none (name a revision: REV=v3)"
-	steady_bounds "$SERIES_DIR/expect"
-	say "the steady state of $REV: remote at most $far_max off the image node, $image_max on it (${SERIES_DIR#"$REPO"/}/expect)"
+	steady_bounds "$EXPECT_FILE"
+	say "the steady state of $REV: remote at most $far_max off the image node, $image_max on it (${EXPECT_FILE#"$REPO"/})"
 fi
 plugin_dir=$WORK/plugin
 make -s -C "$REPO/qemu-smoke/plugin" O="$plugin_dir" || die "building the locality meter failed"
@@ -470,7 +470,7 @@ if [ -n "${METER_SERIES:-}" ] && [ "$rc" = 0 ]; then
 	if meter_boot "$series" "$sout" 2node; then
 		meter_assert_phases "$topo_file" "$sout/locality.txt" >&2 || rc=1
 		meter_steady "$topo_file" "$sout/locality.txt" "$sout/ktap.log" \
-			"$out/2node/locality.txt" "$out/2node/ktap.log" "$SERIES_DIR/expect" >&2 ||
+			"$out/2node/locality.txt" "$out/2node/ktap.log" "$EXPECT_FILE" >&2 ||
 			{ say "2node: the steady state of $REV with replication is wrong (above)"; rc=1; }
 	else
 		rc=1

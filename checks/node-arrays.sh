@@ -16,7 +16,7 @@ else
 		echo "REV=base: no series, nothing to check"
 		exit 0
 	fi
-	[ -d "$TREE/.git" ] || die "no work tree $TREE: run 'make tree REV=$REV BASE=$BASE'"
+	[ -e "$TREE/.git" ] || die "no work tree $TREE: run 'make tree REV=$REV BASE=$BASE'"
 	diff=$(git -C "$TREE" diff base..HEAD -- '*.c' '*.h')
 fi
 [ -n "$diff" ] || die "empty diff: nothing the series adds to check"

@@ -15,7 +15,7 @@ if [ -z "$SERIES_DIR" ]; then
 	echo "REV=base: no series, nothing to check"
 	exit 0
 fi
-[ -d "$TREE/.git" ] || die "no work tree $TREE: run 'make tree REV=$REV BASE=$BASE'"
+[ -e "$TREE/.git" ] || die "no work tree $TREE: run 'make tree REV=$REV BASE=$BASE'"
 tree_dirty && say "warning: $TREE has uncommitted changes: they are checked too, but are not in the series"
 [ "$(unexported_count)" = 0 ] ||
 	say "warning: $TREE holds commits that are not in ${SERIES_DIR#"$REPO"/}; checking the tree's"

@@ -18,7 +18,7 @@ need git make gcc qemu-system-x86_64
 
 dir=$SERIES_DIR/tlb-mutants
 [ -d "$dir" ] || die "$REV has no TLB mutants ($dir)"
-[ -d "$TREE/.git" ] || die "no work tree $TREE: run 'make tree REV=$REV'"
+[ -e "$TREE/.git" ] || die "no work tree $TREE: run 'make tree REV=$REV'"
 tree_dirty && die "$TREE has changes: export or drop them first (a mutant is applied there)"
 
 revert() { git -C "$TREE" checkout -q -- . && git -C "$TREE" clean -qfd; }

@@ -135,7 +135,7 @@ out="$WORK/results/$BASE-$REV-$CONFIG/$name"
 # The text writers, code memory, and with lazy node PGDs their builds
 # and foreign windows (17-mm-pgds).
 suites=10-boot,30-patching,32-code-copies
-INV_EXPECT=${SERIES_DIR:+$SERIES_DIR/expect}
+INV_EXPECT=$EXPECT_FILE
 ! has_feature node_pgds || suites=10-boot,17-mm-pgds,30-patching,32-code-copies
 suites=${TLB_SUITES:-$suites}
 # As the matrices do: where the configuration replicates, the guest
@@ -156,6 +156,6 @@ TIMEOUT=${TLB_TIMEOUT:-900} boot_guest "$name" "$topo" "tlb" \
 	"${opts[@]}" ||
 	die "the guest failed under the TLB model: $out"
 expect=()
-[ "$REV" = base ] || expect=("$BUILD/System.map" "$SERIES_DIR/expect")
+[ "$REV" = base ] || expect=("$BUILD/System.map" "$EXPECT_FILE")
 tlb_assert "$out/locality.txt" "${expect[@]}" || die "stale or unfollowed translations: $out/locality.txt"
 say "no stale translation outside the revision's known ones: $out/locality.txt"

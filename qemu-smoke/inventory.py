@@ -111,12 +111,12 @@ class Facts:
 
 
 def rev_number(rev):
-    """'v4' -> 4, 'base' -> 0."""
+    """'v4' -> 4, 'v5.2' (parts 1 to 2 of v5) -> 5, 'base' -> 0."""
     if rev == "base":
         return 0
-    m = re.fullmatch(r"v(\d+)", rev)
+    m = re.fullmatch(r"v(\d+)(\.\d+)?", rev)
     if not m:
-        raise ValueError(f"bad revision '{rev}': want vN or base")
+        raise ValueError(f"bad revision '{rev}': want vN, vN.P or base")
     return int(m.group(1))
 
 

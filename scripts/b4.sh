@@ -10,7 +10,7 @@ need git b4
 action=${1:-}
 case "$action" in prep | send) ;; *) die "usage: b4.sh prep|send" ;; esac
 [ -n "$SERIES_DIR" ] || die "REV=base: no series to prepare; pick REV=v1, v2, ..."
-[ -d "$TREE/.git" ] || die "no work tree $TREE: run 'make tree REV=$REV BASE=$BASE'"
+[ -e "$TREE/.git" ] || die "no work tree $TREE: run 'make tree REV=$REV BASE=$BASE'"
 cover=$COVER_DIR/$REV
 [ -f "$cover" ] || die "no cover letter $cover for $REV"
 

@@ -14,16 +14,23 @@
 . "$(dirname "$0")/lib.sh"
 need git make gcc ccache
 
-[ -d "$TREE/.git" ] || die "no work tree $TREE: run 'make tree REV=$REV BASE=$BASE'"
+[ -e "$TREE/.git" ] || die "no work tree $TREE: run 'make tree REV=$REV BASE=$BASE'"
 [ -n "$SERIES_DIR" ] || die "REV=base has no patches to build one by one"
-tree_on_branch
 if tree_dirty; then
 	die "$TREE has uncommitted changes; commit or export them first"
 fi
-branch=$(git -C "$TREE" symbolic-ref --short HEAD)
+# REV=vN.P builds part P's patches, in the detached tree of parts 1 to P.
+from=base
+if [ -n "$PART" ]; then
+	branch=$(git -C "$TREE" rev-parse HEAD)
+	[ "$PART" = 1 ] || from=$(part_tip $((PART - 1)))
+else
+	tree_on_branch
+	branch=$(git -C "$TREE" symbolic-ref --short HEAD)
+fi
 trap 'git -C "$TREE" checkout -q "$branch"' EXIT
 
-mapfile -t commits < <(git -C "$TREE" rev-list --reverse base..HEAD)
+mapfile -t commits < <(git -C "$TREE" rev-list --reverse "$from"..HEAD)
 [ ${#commits[@]} -gt 0 ] || die "$TREE has no commits on top of base"
 logs=$BUILD/bisect
 mkdir -p "$logs"

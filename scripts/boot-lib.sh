@@ -25,9 +25,11 @@ inventory_args() {
 	[ "$rev" != base ] || return 0
 	root=$REPO
 	[ "$kbase" = 6.12 ] || root=$REPO/backports/$kbase
-	[ -f "$root/series-$rev/expect" ] ||
-		die "no $root/series-$rev/expect: every revision says what it must show (qemu-smoke/matrix/README.md)"
-	INV_EXPECT=$root/series-$rev/expect
+	# vN.P, the tip of parts 1 to P of vN: series-vN/expect.P.
+	INV_EXPECT=$root/series-${rev%%.*}/expect
+	case "$rev" in *.*) INV_EXPECT=$INV_EXPECT.${rev#*.} ;; esac
+	[ -f "$INV_EXPECT" ] ||
+		die "no $INV_EXPECT: every revision says what it must show (qemu-smoke/matrix/README.md)"
 	INV_ARGS+=(--series-expect "$INV_EXPECT")
 }
 

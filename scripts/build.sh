@@ -6,7 +6,7 @@
 no_dry_run
 need make gcc ccache flex bison bc perl
 
-[ -d "$TREE/.git" ] || die "no work tree $TREE: run 'make tree REV=$REV BASE=$BASE'"
+[ -e "$TREE/.git" ] || die "no work tree $TREE: run 'make tree REV=$REV BASE=$BASE'"
 
 configure_build
 

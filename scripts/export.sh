@@ -6,7 +6,8 @@
 . "$(dirname "$0")/lib.sh"
 need git
 
-[ -d "$TREE/.git" ] || die "no work tree $TREE: run 'make tree REV=$REV BASE=$BASE'"
+[ -z "$PART" ] || die "REV=$REV is a part of $REV_BASE: export REV=$REV_BASE"
+[ -e "$TREE/.git" ] || die "no work tree $TREE: run 'make tree REV=$REV BASE=$BASE'"
 [ -n "$SERIES_DIR" ] || die "REV=base has no series directory; create series-vN first (see CONTRIBUTING.md)"
 tree_on_branch
 if tree_dirty; then
@@ -17,15 +18,46 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fmt_patch "$tmp"
 
-find "$SERIES_DIR" -maxdepth 1 -name '*.patch' -delete
+# The new series file. A revision in parts keeps its "# part N: TITLE"
+# markers: a patch stays in the part it was in (known by its file name
+# without the number), and a new one joins the part of the patch before
+# it. To move a boundary, edit the marker in the series file, then
+# 'git -C TREE reset --hard base && make tree'.
+parts_of=$tmp/parts
+awk '/^# part [0-9]+: / { p = $0; next } /^(#|$)/ { next } { sub(/^[0-9]+-/, ""); if (p != "") print $0 "\t" p }' \
+	"$SERIES_DIR/series" >"$parts_of"
 : >"$tmp/series"
+part=
+for f in "$tmp"/*.patch; do
+	[ -e "$f" ] || continue
+	name=${f##*/}
+	m=$(awk -F'\t' -v s="${name#*-}" '$1 == s { print $2; exit }' "$parts_of")
+	if [ -z "$part" ] && [ -z "$m" ] && [ -s "$parts_of" ]; then
+		m=$(cut -f2 "$parts_of" | head -n 1)
+	fi
+	if [ -n "$m" ] && [ "$m" != "$part" ]; then
+		printf '%s\n' "$m" >>"$tmp/series"
+		part=$m
+	fi
+	printf '%s\n' "$name" >>"$tmp/series"
+done
+# Every part that had patches still has some, and the parts are in order.
+want_parts=$(cut -f2 "$parts_of" | uniq | sed 's/: .*//')
+have_parts=$(grep '^# part ' "$tmp/series" | sed 's/: .*//' || true)
+if [ "$want_parts" != "$have_parts" ]; then
+	die "the tree's commits would change the parts of ${SERIES_DIR#"$REPO"/}/series from ($(echo "$want_parts" | tr '\n' ' ')) to ($(echo "$have_parts" | tr '\n' ' ')): a part would be empty or out of order; nothing was written"
+fi
+find "$SERIES_DIR" -maxdepth 1 -name '*.patch' -delete
 for f in "$tmp"/*.patch; do
 	[ -e "$f" ] || continue
 	cp "$f" "$SERIES_DIR/"
-	printf '%s\n' "${f##*/}" >>"$tmp/series"
 done
 cp "$tmp/series" "$SERIES_DIR/series"
+if [ -n "$part" ]; then
+	sizes=$(series_parts | while read -r n _; do printf '%s:%s ' "$n" "$(part_patches "$n" | wc -l)"; done)
+	say "patches per part (part:count): $sizes"
+fi
 printf 'linux-source-%s %s %s\n' "$BASE" \
 	"$(dpkg-query -W -f='${Version}' "linux-source-$BASE" 2>/dev/null || echo unknown)" \
 	"$(git -C "$TREE" rev-parse base)" >"$SERIES_DIR/base"
-say "exported $(wc -l <"$SERIES_DIR/series") patch(es) to ${SERIES_DIR#"$REPO"/}"
+say "exported $(series_patches | wc -l) patch(es) to ${SERIES_DIR#"$REPO"/}"

@@ -70,15 +70,34 @@ newest_rev_any() {
 if [ -z "${REV:-}" ]; then
 	REV=$(newest_rev)
 fi
+# A revision may be posted as several series ("parts"), marked in its
+# series file by "# part N: TITLE" lines (CONTRIBUTING.md). REV=vN names
+# the whole revision; REV=vN.P names its parts 1 to P, whose tip is a
+# detached work tree of vN's (scripts/tree.sh).
+PART=
 case "$REV" in
-base) SERIES_DIR= ;;
+base) SERIES_DIR='' REV_BASE=base ;;
 v[0-9]*)
-	SERIES_DIR=$SERIES_ROOT/series-$REV
+	printf '%s' "$REV" | grep -Eq '^v[0-9]+(\.[0-9]+)?$' ||
+		die "bad REV '$REV': expected v1, v2, ..., vN.P (parts 1 to P of vN) or base"
+	REV_BASE=${REV%%.*}
+	[ "$REV_BASE" = "$REV" ] || PART=${REV#*.}
+	SERIES_DIR=$SERIES_ROOT/series-$REV_BASE
 	[ -f "$SERIES_DIR/series" ] ||
-		die "no revision '$REV' for base $BASE (no $SERIES_DIR/series); known: $(list_revs | tr '\n' ' ')base"
+		die "no revision '$REV_BASE' for base $BASE (no $SERIES_DIR/series); known: $(list_revs | tr '\n' ' ')base"
+	if [ -n "$PART" ] && ! grep -Eq "^# part $PART: " "$SERIES_DIR/series"; then
+		die "REV=$REV: ${SERIES_DIR#"$REPO"/}/series has no part $PART (its parts: $(sed -n 's/^# part \([0-9]*\): .*/\1/p' "$SERIES_DIR/series" | tr '\n' ' '))"
+	fi
 	;;
-*) die "bad REV '$REV': expected v1, v2, ... or base" ;;
+*) die "bad REV '$REV': expected v1, v2, ..., vN.P (parts 1 to P of vN) or base" ;;
 esac
+
+# What the revision (or its parts 1 to P) must show: series-vN/expect, or
+# series-vN/expect.P for a part's tip.
+EXPECT_FILE=
+if [ -n "$SERIES_DIR" ]; then
+	EXPECT_FILE=$SERIES_DIR/expect${PART:+.$PART}
+fi
 
 # The one identity the patches carry: a role, replaced by whoever sends.
 PATCH_AUTHOR=${PATCH_AUTHOR:-Kernel Text Replication Maintainers <ktext-repl@example.invalid>}
@@ -89,10 +108,14 @@ SEND_CC=${SEND_CC:-}
 PREFIXES_JSON=${PREFIXES_JSON:-\"RFC\"}
 
 TREE=$WORK/trees/$BASE-$REV
+# The tree that holds the whole revision: TREE itself, or for REV=vN.P
+# the tree of vN, whose detached work tree TREE is.
+MAIN_TREE=$WORK/trees/$BASE-$REV_BASE
 # BUILD_SUFFIX: a build of the same tree and configuration kept apart
 # (checks/tlb-mutants.sh: a mutant, built and booted beside the real one).
 BUILD=$WORK/build/$BASE-$REV-$CONFIG${BUILD_SUFFIX:-}
 export REPO WORK BASE REV CONFIG SERIES_DIR COVER_DIR TREE BUILD PATCH_AUTHOR
+export REV_BASE PART EXPECT_FILE MAIN_TREE
 
 # ignores_filter NAME VALUE WHAT: for a target whose boots are fixed, say
 # that the filter NAME (TOPO, CONFIG), which the matrix targets honour, was
@@ -110,27 +133,75 @@ no_dry_run() {
 		die "DRY_RUN=1: nothing is built or booted under it, and only the matrix targets and the fault boots can list their boots"
 }
 
-# Print the series' patches, in order, as paths.
-series_patches() {
-	local p
+# series_patches: the series' patches, in order, as paths: all of them,
+# or for REV=vN.P those of parts 1 to P. part_patches N: those of part N.
+patches_of() { # ONLY UPTO: part ONLY's (if not empty), else parts up to UPTO
+	local p part=0
 	[ -n "$SERIES_DIR" ] || return 0
 	while read -r p; do
-		case "$p" in '' | '#'*) continue ;; esac
+		case "$p" in
+		'# part '[0-9]*:*)
+			part=${p#\# part }
+			part=${part%%:*}
+			continue
+			;;
+		'' | '#'*) continue ;;
+		esac
+		if [ -n "$1" ]; then
+			[ "$part" = "$1" ] || continue
+		elif [ -n "$2" ] && [ "$part" -gt "$2" ]; then
+			continue
+		fi
 		printf '%s\n' "$SERIES_DIR/$p"
 	done <"$SERIES_DIR/series"
+}
+series_patches() { patches_of '' "$PART"; }
+part_patches() { patches_of "$1" ''; }
+
+# series_parts: "N TITLE" for each part marker of the series file, in
+# order; nothing for a revision posted as one series.
+series_parts() {
+	[ -n "$SERIES_DIR" ] || return 0
+	sed -n 's/^# part \([0-9][0-9]*\): *\(.*\)$/\1 \2/p' "$SERIES_DIR/series"
+}
+
+# cover_file [N]: the cover letter of part N of a revision in parts
+# (cover-letters/vN.N), or of the whole revision.
+cover_file() {
+	if [ -n "${1:-}" ]; then
+		printf '%s\n' "$COVER_DIR/$REV_BASE.$1"
+	else
+		printf '%s\n' "$COVER_DIR/$REV"
+	fi
+}
+
+# part_tip N: the commit of part N's last patch in MAIN_TREE (by position:
+# the tree holds the series, which tree.sh checks before using this).
+part_tip() {
+	local k
+	k=$(patches_of '' "$1" | wc -l)
+	[ "$k" -gt 0 ] || die "part $1 of $REV_BASE has no patches"
+	git -C "$MAIN_TREE" rev-list --reverse base..work | sed -n "${k}p"
 }
 
 # format-patch options shared by export and the "is it exported?" check.
 # No signature, zero commit ids: the files do not depend on the machine.
 fmt_patch() {
+	[ -z "$PART" ] || die "REV=$REV is a part of $REV_BASE: export, send and compare REV=$REV_BASE"
 	git -C "$TREE" format-patch --quiet --zero-commit --no-signature \
 		--base=base -o "$1" base..HEAD
 }
 
 # Count the work tree's commits whose patch is not in the series directory.
 # Prints the count; 0 means the series directory holds exactly the tree.
+# A part's tree (REV=vN.P) has no commits of its own: count those it holds
+# that the main tree's branch does not (made there, they would be lost).
 unexported_count() {
 	local tmp n=0 f
+	if [ -n "$PART" ]; then
+		git -C "$TREE" rev-list --count HEAD --not work
+		return
+	fi
 	tmp=$(mktemp -d)
 	fmt_patch "$tmp"
 	for f in "$tmp"/*.patch; do
@@ -145,7 +216,10 @@ unexported_count() {
 
 # A tree left on a detached HEAD (an interrupted bisect-build.sh) must not
 # be exported or reset: base..HEAD would then miss the later patches.
+# A part's tree is always detached: work in the main tree.
 tree_on_branch() {
+	[ -z "$PART" ] ||
+		die "$TREE is the tip of parts 1 to $PART of $REV_BASE, a detached work tree of $MAIN_TREE: commit, export and bisect there (REV=$REV_BASE)"
 	git -C "$TREE" symbolic-ref -q HEAD >/dev/null ||
 		die "$TREE is on a detached HEAD (an interrupted 'make bisect'?): git -C $TREE checkout work"
 }

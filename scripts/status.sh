@@ -1,5 +1,6 @@
 #!/bin/bash
-# One line per work tree: clean or dirty, and commits not exported.
+# One line per work tree: clean or dirty, and commits not exported (for
+# a part's tree: commits its main tree's branch lacks).
 . "$(dirname "$0")/lib.sh"
 
 shopt -s nullglob
@@ -16,6 +17,13 @@ for dir in "${trees[@]}"; do
 		. "$REPO/scripts/lib.sh" 2>/dev/null
 		state=clean
 		tree_dirty && state=DIRTY
-		printf '%-16s %-6s %-7s %s\n' "$name" "$state" "$(unexported_count)" "$dir"
+		note=
+		if [ -n "$PART" ]; then
+			note=" (parts 1 to $PART of $BASE-$REV_BASE"
+			[ "$(git -C "$dir" rev-parse HEAD)" = "$(part_tip "$PART" 2>/dev/null)" ] ||
+				note="$note, not at their tip: make tree REV=$REV"
+			note="$note)"
+		fi
+		printf '%-16s %-6s %-7s %s\n' "$name" "$state" "$(unexported_count)" "$dir$note"
 	) || printf '%-16s %-6s %-7s %s\n' "$name" "?" "?" "$dir (unknown base or revision)"
 done

@@ -10,6 +10,32 @@ if [ "${DRY_RUN:-0}" = 1 ]; then
 	exit 0
 fi
 
+# REV=vN.P: the tip of parts 1 to P is a detached work tree of vN's tree
+# (git worktree), made or moved after vN's tree is made or checked.
+if [ -n "$PART" ]; then
+	REV=$REV_BASE "$0" || exit
+	tip=$(part_tip "$PART")
+	[ -n "$tip" ] || die "$MAIN_TREE holds fewer patches than parts 1 to $PART"
+	if [ ! -e "$TREE" ]; then
+		git -C "$MAIN_TREE" worktree prune
+		git -C "$MAIN_TREE" worktree add -q --detach "$TREE" "$tip" ||
+			die "cannot add the work tree $TREE"
+		say "$TREE: parts 1 to $PART of $REV_BASE ($(git -C "$TREE" rev-list --count base..HEAD) patch(es))"
+		exit 0
+	fi
+	[ "$(git -C "$TREE" rev-parse --path-format=absolute --git-common-dir 2>/dev/null)" = "$MAIN_TREE/.git" ] ||
+		die "$TREE exists but is not a work tree of $MAIN_TREE; move it away"
+	if tree_dirty; then
+		die "$TREE has uncommitted changes or new files; a part's tree is a checkout of $MAIN_TREE: make changes there, then 'git -C $TREE reset --hard && git -C $TREE clean -fdx'"
+	fi
+	n=$(unexported_count)
+	[ "$n" = 0 ] ||
+		die "$TREE holds $n commit(s) that $MAIN_TREE's branch does not: cherry-pick them there ('git -C $MAIN_TREE cherry-pick ...'), then run this again"
+	git -C "$TREE" checkout -q --detach "$tip"
+	say "$TREE is at parts 1 to $PART of $REV_BASE ($(git -C "$TREE" rev-list --count base..HEAD) patch(es))"
+	exit 0
+fi
+
 export GIT_AUTHOR_NAME=$IMPORT_IDENT_NAME GIT_AUTHOR_EMAIL=$IMPORT_IDENT_EMAIL \
 	GIT_COMMITTER_NAME=$IMPORT_IDENT_NAME GIT_COMMITTER_EMAIL=$IMPORT_IDENT_EMAIL
 

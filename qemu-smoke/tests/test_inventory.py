@@ -61,6 +61,7 @@ class Parse(unittest.TestCase):
 
     def test_rev_number(self):
         self.assertEqual((rev_number("v4"), rev_number("base")), (4, 0))
+        self.assertEqual(rev_number("v5.2"), 5)
         with self.assertRaises(ValueError):
             rev_number("4")
 
