@@ -22,6 +22,9 @@
 #   MUTANTS=NAME,...    checks/tlb-mutants.sh: which of REV's TLB mutants
 #   JOBS=N              make -j for kernel builds (default: nproc)
 #   PATCH_AUTHOR="Name <mail>"  identity of the patches (default: a role)
+#   SENDER="Name <mail>"  prep/send: the sender, stamped as From: and
+#                         Signed-off-by: on the b4 branch (default:
+#                         PATCH_AUTHOR if set to a person, else git's user)
 # A target whose boots are fixed (stress, bench, meter, selftest, the fault
 # boots) says which of TOPO and CONFIG it does not honour.
 
@@ -61,7 +64,7 @@ help:
 	@echo "             and 2node boots (scripts/check-newest.sh)"
 	@echo "  prep       b4 prep of REV in its work tree with cover-letters/REV"
 	@echo "  send       b4 send -o: write REV's messages for lore (offline)"
-	@echo "Variables: REV BASE WORK CONFIG TOPO DRY_RUN APPEND TIMEOUT BOOT_JOBS JOBS PATCH_AUTHOR (see Makefile)"
+	@echo "Variables: REV BASE WORK CONFIG TOPO DRY_RUN APPEND TIMEOUT BOOT_JOBS JOBS PATCH_AUTHOR SENDER (see Makefile)"
 
 deps:
 	@$(S)/deps.sh

@@ -296,6 +296,35 @@ expect fail "tree: no part 3" in_parts v8.3 tree.sh
 expect pass "export: a new patch joins the part before it" v8_new_patch
 expect pass "tree: a commit in a part's tree is refused" v8_part_commit
 expect pass "export: a part left empty is refused" v8_empty_part
+# The sender's identity (scripts/identity.sh): refused when it is the
+# role's, .invalid or not "Name <mail>", or missing (HOME without a git
+# identity); then stamped on v8's commits as From: and Signed-off-by:.
+sender_is() { # SENDER PATCH_AUTHOR: print sender_identity's answer
+	HOME=$tmp/no-home SENDER=$1 PATCH_AUTHOR=$2 bash -c \
+		'die() { echo "$*" >&2; exit 1; }; . "$1/scripts/identity.sh"; sender_identity' - "$REPO"
+}
+role='Kernel Text Replication Maintainers <ktext-repl@example.invalid>'
+expect pass "sender: SENDER" sender_is "Test Sender <t@example.org>" "$role"
+expect pass "sender: PATCH_AUTHOR set to a person" sender_is "" "Test Sender <t@example.org>"
+expect fail "sender: none (the role, no git identity)" sender_is "" "$role"
+expect fail "sender: the role" sender_is "$role" "$role"
+expect fail "sender: an .invalid address" sender_is "Test Sender <t@x.invalid>" "$role"
+expect fail "sender: not Name <mail>" sender_is "t@example.org" "$role"
+stamped() { # v8's tree stamped: author, committer, Signed-off-by; trees kept
+	local t=$tmp/stamp who="Test Sender <t@example.org>" c
+	"$REPO/checks/fixtures/made-up-rev/make-v8-tree.sh" "$t"
+	git -C "$t" branch -q b4 work
+	bash -c '. "$1/scripts/identity.sh"; stamp_identity "$2" base b4 "$3"' - "$REPO" "$t" "$who" || return
+	[ "$(git -C "$t" rev-list --count base..b4)" = 3 ] || return
+	[ "$(git -C "$t" rev-parse 'b4^{tree}')" = "$(git -C "$t" rev-parse 'work^{tree}')" ] || return
+	for c in $(git -C "$t" rev-list base..b4); do
+		[ "$(git -C "$t" log -1 --format='%an <%ae>|%cn <%ce>' "$c")" = "$who|$who" ] || return
+		[ "$(git -C "$t" log -1 --format=%B "$c" | grep -c '^Signed-off-by: ')" = 1 ] || return
+		git -C "$t" log -1 --format=%B "$c" | grep -qxF "Signed-off-by: $who" || return
+	done
+	! git -C "$t" log --format=%B base..b4 | grep -q example.invalid
+}
+expect pass "identity: stamped on the b4 branch" stamped
 # The boot matrices, as their runner lists them: any change to a matrix or
 # to the runner that changes a boot shows here. To accept one, regenerate
 # every recorded listing: REGENERATE=1 checks/fixtures-test.sh

@@ -4,7 +4,11 @@
 #         the base tag, cover letter from cover-letters/ (branch description).
 #   send: 'b4 send -o OUT' writes the messages, ready for lore, into OUT
 #         (default $WORK/outgoing/<BASE>-<REV>). Nothing is sent.
+# The b4 branch carries the sender's identity (scripts/identity.sh): From:
+# and Signed-off-by: of SENDER, PATCH_AUTHOR or git's user; never the
+# role identity of the series files, which prep refuses to send as.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/identity.sh"
 need git b4
 
 action=${1:-}
@@ -16,13 +20,29 @@ cover=$COVER_DIR/$REV
 
 branch=b4/$BASE-$REV
 g() { git -C "$TREE" "$@"; }
+who=$(sender_identity)
+# b4 writes From: from the tree's user identity: the sender's while b4
+# runs, the role's again afterwards.
+role_name=$(g config user.name || true) role_mail=$(g config user.email || true)
+as_sender() {
+	g config user.name "${who% <*}"
+	g config user.email "$(printf '%s' "$who" | sed 's/.*<\(.*\)>.*/\1/')"
+}
+as_role() {
+	g config user.name "$role_name"
+	g config user.email "$role_mail"
+}
 
 if [ "$action" = prep ]; then
 	tree_dirty && die "$TREE has uncommitted changes; commit and 'make export' first"
 	n=$(unexported_count)
 	[ "$n" = 0 ] || die "$TREE has $n commit(s) not in ${SERIES_DIR#"$REPO"/}: 'make export' first"
+	POSTING=1 "$REPO/checks/series-lint.sh" >&2 ||
+		die "series-lint with the posting rules failed: fix the changelogs and the cover first"
 	head=$(g rev-parse HEAD)
 	g branch -f "$branch" "$head"
+	stamp_identity "$TREE" base "$branch" "$who"
+	g config "branch.$branch.ktext-source" "$head"
 	g config "branch.$branch.b4-prep-cover-strategy" branch-description
 	# b4 takes the fork point from base-branch; the base tag is ours.
 	rev=${REV#v}
@@ -41,25 +61,31 @@ if [ "$action" = prep ]; then
 	g config sendemail.smtpserver /bin/false
 	cur=$(g symbolic-ref --short HEAD)
 	g checkout -q "$branch"
+	as_sender
 	rc=0
 	(cd "$TREE" && b4 prep --auto-to-cc) >&2 || rc=$?
+	as_role
 	g checkout -q "$cur"
 	[ "$rc" = 0 ] || die "b4 prep --auto-to-cc failed (scripts/get_maintainer.pl in $TREE)"
-	say "prepared $branch in $TREE ($(g rev-list --count base.."$branch") patches, cover from ${cover#"$REPO"/}), addressed to:"
+	say "prepared $branch in $TREE ($(g rev-list --count base.."$branch") patches as $who, cover from ${cover#"$REPO"/}), addressed to:"
 	g config "branch.$branch.description" | grep -E '^(To|Cc): ' >&2 ||
 		die "the cover letter of $branch has no To:/Cc: after b4 prep --auto-to-cc"
 	exit 0
 fi
 
 g rev-parse -q --verify "refs/heads/$branch" >/dev/null || die "no branch $branch: run 'make prep REV=$REV' first"
-[ "$(g rev-parse "$branch")" = "$(g rev-parse HEAD)" ] ||
-	die "$branch is not the tree's HEAD any more: run 'make prep REV=$REV' again"
+[ "$(g config "branch.$branch.ktext-source" || true)" = "$(g rev-parse HEAD)" ] ||
+	die "$branch was not prepared from the tree's HEAD: run 'make prep REV=$REV' again"
+[ "$(g log -1 --format='%an <%ae>' "$branch")" = "$who" ] ||
+	die "$branch was prepared as $(g log -1 --format='%an <%ae>' "$branch"), not as $who: run 'make prep REV=$REV' again"
 out=${OUT:-$WORK/outgoing/$BASE-$REV}
 rm -rf "$out"
 cur=$(g symbolic-ref --short HEAD)
 g checkout -q "$branch"
+as_sender
 rc=0
 (cd "$TREE" && b4 send -o "$out" --no-sign) || rc=$?
+as_role
 g checkout -q "$cur"
 [ "$rc" = 0 ] || die "b4 send failed"
 # b4 0.12 takes the base as "<fork point>~1", which does not resolve when
@@ -69,5 +95,22 @@ real=$(g rev-parse base)
 sed -i "s/^base-commit: [0-9a-f]*~1\$/base-commit: $real/" "$out"/*.eml
 grep -q "^base-commit: $real\$" "$out"/0000-*.eml ||
 	die "the cover letter in $out lacks 'base-commit: $real'"
-say "messages for lore in $out:"
+# Every message is the sender's, every patch signed off by the sender,
+# and nothing names the role's address.
+n=0
+for m in "$out"/*.eml; do
+	hdr=$(sed '/^$/q' "$m")
+	printf '%s\n' "$hdr" | grep -qxF "From: $who" || die "$m: its From: is not $who"
+	case "${m##*/}" in
+	0000-*) ;;
+	*) grep -qxF "Signed-off-by: $who" "$m" || die "$m: no 'Signed-off-by: $who'" ;;
+	esac
+	n=$((n + 1))
+done
+[ "$n" = $(($(g rev-list --count base.."$branch") + 1)) ] ||
+	die "$out holds $n messages, not the cover and $(g rev-list --count base.."$branch") patches"
+if grep -n 'example\.invalid' "$out"/*.eml | sed "s|^$out/||" | head -n 5 | grep . >&2; then
+	die "the messages name the role's example.invalid address (above: a Cc from a MAINTAINERS entry of the series, or a trailer): nothing may go out with it"
+fi
+say "messages for lore in $out, from $who:"
 ls "$out" >&2
