@@ -6,9 +6,13 @@
 # stress.sh, fault-boots.sh).
 
 # expects_replication: BASE/REV/CONFIG has the replication option on: a
-# revision of the series (not the base) in an option-on configuration.
+# revision of the series (not the base) whose expect file declares the
+# feature "image" (the kernel image is replicated: a partial revision, or
+# the tip of a preparatory part, does not), in an option-on configuration.
 expects_replication() {
 	[ "$REV" != base ] || return 1
+	awk '$1 == "features" { for (i = 2; i <= NF; i++) if ($i == "image") found = 1 }
+		END { exit !found }' "$EXPECT_FILE" || return 1
 	case "$CONFIG" in
 	smoke | smoke-nopti | smoke-4level | smoke-hyperv | debug | distro) return 0 ;;
 	*) return 1 ;;
