@@ -289,6 +289,17 @@ v8_empty_part() { # an export that would empty part 1 writes nothing
 	git -C "$t" branch -q -D keep
 	[ "$rc" = 1 ] && [ "$(cat "$parts_root/series-v8/series")" = "$before" ]
 }
+v8_first_export() { # a series file with only its first marker: the patches join part 1
+	local r=$tmp/first-root w=$tmp/first-work
+	made_up_root "$r"
+	printf '# part 1: x86/mm: the first part\n' >"$r/series-v8/series"
+	rm "$r"/series-v8/*.patch
+	"$REPO/checks/fixtures/made-up-rev/make-v8-tree.sh" "$w/trees/6.12-v8"
+	REV=v8 WORK=$w "$r/scripts/export.sh" || return
+	[ "$(head -n 1 "$r/series-v8/series")" = "# part 1: x86/mm: the first part" ] &&
+		[ "$(grep -c '^0' "$r/series-v8/series")" = 3 ]
+}
+expect pass "export: the first patches join the first part" v8_first_export
 expect pass "tree: the tree of part 1 is at its last patch" v8_part1_tip
 expect pass "status: a part's tree" v8_status
 expect fail "export: refused for a part" in_parts v8.1 export.sh

@@ -128,7 +128,9 @@ posting_text() {
 	hits=$(printf '%s\n' "$text" | grep -Ei "$speed" | head -n 2 || true)
 	[ -z "$hits" ] || posting "$1" "a figure given as a speedup ('$(echo "$hits" | head -n 1)'): say what was counted"
 	# A paragraph with instruction or cycle counts says where they come from.
-	printf '%s\n' "$text" | awk 'BEGIN { RS = "" } tolower($0) ~ /instructions|cycles/ && tolower($0) !~ /emulat|modell?ed/ { print; exit }' |
+	printf '%s\n' "$text" | awk 'BEGIN { RS = "" }
+		tolower($0) ~ /[0-9][0-9.,]*[%k]? *(more |fewer )?(kernel )?(instructions|cycles)|(instructions|cycles) (per|of|for) / &&
+		tolower($0) !~ /emulat|modell?ed/ { print; exit }' |
 		grep -q . && posting "$1" "a paragraph counts instructions or cycles without saying they are counted in an emulator or modelled"
 	return 0
 }

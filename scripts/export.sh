@@ -21,7 +21,7 @@ fmt_patch "$tmp"
 # The new series file. A revision in parts keeps its "# part N: TITLE"
 # markers: a patch stays in the part it was in (known by its file name
 # without the number), and a new one joins the part of the patch before
-# it. To move a boundary, edit the marker in the series file, then
+# it (the first patch, the first part). To move a boundary, edit the marker in the series file, then
 # 'git -C TREE reset --hard base && make tree'.
 parts_of=$tmp/parts
 awk '/^# part [0-9]+: / { p = $0; next } /^(#|$)/ { next } { sub(/^[0-9]+-/, ""); if (p != "") print $0 "\t" p }' \
@@ -32,8 +32,8 @@ for f in "$tmp"/*.patch; do
 	[ -e "$f" ] || continue
 	name=${f##*/}
 	m=$(awk -F'\t' -v s="${name#*-}" '$1 == s { print $2; exit }' "$parts_of")
-	if [ -z "$part" ] && [ -z "$m" ] && [ -s "$parts_of" ]; then
-		m=$(cut -f2 "$parts_of" | head -n 1)
+	if [ -z "$part" ] && [ -z "$m" ]; then
+		m=$(grep -m 1 '^# part [0-9]*: ' "$SERIES_DIR/series" || true)
 	fi
 	if [ -n "$m" ] && [ "$m" != "$part" ]; then
 		printf '%s\n' "$m" >>"$tmp/series"
@@ -42,7 +42,9 @@ for f in "$tmp"/*.patch; do
 	printf '%s\n' "$name" >>"$tmp/series"
 done
 # Every part that had patches still has some, and the parts are in order.
+# (A series file that lists no patch yet has its first part.)
 want_parts=$(cut -f2 "$parts_of" | uniq | sed 's/: .*//')
+[ -s "$parts_of" ] || want_parts=$(grep -m 1 '^# part [0-9]*: ' "$SERIES_DIR/series" | sed 's/: .*//' || true)
 have_parts=$(grep '^# part ' "$tmp/series" | sed 's/: .*//' || true)
 if [ "$want_parts" != "$have_parts" ]; then
 	die "the tree's commits would change the parts of ${SERIES_DIR#"$REPO"/}/series from ($(echo "$want_parts" | tr '\n' ' ')) to ($(echo "$have_parts" | tr '\n' ' ')): a part would be empty or out of order; nothing was written"
