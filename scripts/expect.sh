@@ -11,8 +11,7 @@
 # the tip of a preparatory part, does not), in an option-on configuration.
 expects_replication() {
 	[ "$REV" != base ] || return 1
-	awk '$1 == "features" { for (i = 2; i <= NF; i++) if ($i == "image") found = 1 }
-		END { exit !found }' "$EXPECT_FILE" || return 1
+	rev_declares image || return 1
 	case "$CONFIG" in
 	smoke | smoke-nopti | smoke-4level | smoke-hyperv | debug | distro) return 0 ;;
 	*) return 1 ;;
