@@ -300,6 +300,20 @@ v8_first_export() { # a series file with only its first marker: the patches join
 		[ "$(grep -c '^0' "$r/series-v8/series")" = 3 ]
 }
 expect pass "export: the first patches join the first part" v8_first_export
+v8_new_part() { # a marker at the end of the series file starts a part
+	local r=$tmp/np-root w=$tmp/np-work t
+	made_up_root "$r"
+	t=$w/trees/6.12-v8
+	"$REPO/checks/fixtures/made-up-rev/make-v8-tree.sh" "$t"
+	printf '# part 3: x86/mm: a third part\n' >>"$r/series-v8/series"
+	printf '/* five */\n' >>"$t/arch/x86/mm/made_up.c"
+	git -C "$t" commit -q -a -s -m "x86/mm: the first patch of part three" \
+		-m "A patch made after a marker that ends the series file, which must start the part."
+	REV=v8 WORK=$w "$r/scripts/export.sh" || return
+	[ "$(tail -n 2 "$r/series-v8/series" | head -n 1)" = "# part 3: x86/mm: a third part" ] &&
+		[ "$(grep -c '^# part ' "$r/series-v8/series")" = 3 ]
+}
+expect pass "export: a marker at the end starts a part" v8_new_part
 expect pass "tree: the tree of part 1 is at its last patch" v8_part1_tip
 expect pass "status: a part's tree" v8_status
 expect fail "export: refused for a part" in_parts v8.1 export.sh

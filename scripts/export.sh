@@ -21,18 +21,28 @@ fmt_patch "$tmp"
 # The new series file. A revision in parts keeps its "# part N: TITLE"
 # markers: a patch stays in the part it was in (known by its file name
 # without the number), and a new one joins the part of the patch before
-# it (the first patch, the first part). To move a boundary, edit the marker in the series file, then
+# it (the first patch, the first part). To start a part, end the series
+# file with its marker: the new patches at the end go there. To move a
+# boundary, edit the marker in the series file, then
 # 'git -C TREE reset --hard base && make tree'.
 parts_of=$tmp/parts
 awk '/^# part [0-9]+: / { p = $0; next } /^(#|$)/ { next } { sub(/^[0-9]+-/, ""); if (p != "") print $0 "\t" p }' \
 	"$SERIES_DIR/series" >"$parts_of"
 : >"$tmp/series"
+# A marker that ends the old series file with no patch after it starts a
+# new part: the new patches after the last known one go there.
+tail_marker=$(awk '/^# part [0-9]+: / { m = $0; next } /^(#|$)/ { next } { m = "" } END { print m }' "$SERIES_DIR/series")
+known=$(wc -l <"$parts_of") seen=0
 part=
 for f in "$tmp"/*.patch; do
 	[ -e "$f" ] || continue
 	name=${f##*/}
 	m=$(awk -F'\t' -v s="${name#*-}" '$1 == s { print $2; exit }' "$parts_of")
-	if [ -z "$part" ] && [ -z "$m" ]; then
+	if [ -n "$m" ]; then
+		seen=$((seen + 1))
+	elif [ -n "$tail_marker" ] && [ "$seen" = "$known" ]; then
+		m=$tail_marker
+	elif [ -z "$part" ]; then
 		m=$(grep -m 1 '^# part [0-9]*: ' "$SERIES_DIR/series" || true)
 	fi
 	if [ -n "$m" ] && [ "$m" != "$part" ]; then
@@ -45,6 +55,9 @@ done
 # (A series file that lists no patch yet has its first part.)
 want_parts=$(cut -f2 "$parts_of" | uniq | sed 's/: .*//')
 [ -s "$parts_of" ] || want_parts=$(grep -m 1 '^# part [0-9]*: ' "$SERIES_DIR/series" | sed 's/: .*//' || true)
+if [ -n "$tail_marker" ] && [ -s "$parts_of" ] && grep -q "^${tail_marker%%:*}:" "$tmp/series"; then
+	want_parts=$(printf '%s\n%s\n' "$want_parts" "${tail_marker%%:*}")
+fi
 have_parts=$(grep '^# part ' "$tmp/series" | sed 's/: .*//' || true)
 if [ "$want_parts" != "$have_parts" ]; then
 	die "the tree's commits would change the parts of ${SERIES_DIR#"$REPO"/}/series from ($(echo "$want_parts" | tr '\n' ' ')) to ($(echo "$have_parts" | tr '\n' ' ')): a part would be empty or out of order; nothing was written"
