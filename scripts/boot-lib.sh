@@ -46,7 +46,9 @@ has_feature() {
 # name: where the image lies without KASLR (10-boot), whether the
 # activation test is built in (15-status), whether page table isolation
 # is (ktv_pti=0: no PTI assertions), for the 6.1 backport that module
-# text is not replicated (ktv_modules=0), and, from the revision's
+# text is not replicated (ktv_modules=0), for a revision that does not
+# replicate the image yet that it boots with kernel_replication=off, and,
+# from the revision's
 # series-vN/expect after inventory_args, whether it builds node PGDs per
 # mm (ktv_node_pgds=1), and then whether page_owner is built in (booted
 # with page_owner=on: ktv_page_owner=1, the second count of node PGD
@@ -62,6 +64,13 @@ guest_facts() {
 		words+=(ktv_pti=0)
 	fi
 	if [ "$BASE" = 6.1 ]; then words+=(ktv_modules=0); fi
+	# A revision that builds the option but does not replicate the image
+	# yet (series-vN/expect without "image": a revision being rebuilt
+	# bottom-up) boots as the option-off baseline it must still be.
+	if [ -n "${INV_EXPECT:-}" ] && ! has_feature image &&
+		grep -qsx 'CONFIG_KERNEL_REPLICATION=y' "$cfg"; then
+		words+=(kernel_replication=off)
+	fi
 	if has_feature node_pgds; then
 		words+=(ktv_node_pgds=1)
 		# page_owner=on: a v3 debug row did not finish 30-patching within
