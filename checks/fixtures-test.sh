@@ -314,6 +314,18 @@ v8_new_part() { # a marker at the end of the series file starts a part
 		[ "$(grep -c '^# part ' "$r/series-v8/series")" = 3 ]
 }
 expect pass "export: a marker at the end starts a part" v8_new_part
+v8_subject_case() { # a subject whose case changed keeps its part
+	local r=$tmp/case-root w=$tmp/case-work t
+	made_up_root "$r"
+	t=$w/trees/6.12-v8
+	"$REPO/checks/fixtures/made-up-rev/make-v8-tree.sh" "$t"
+	git -C "$t" commit -q --amend -m "x86/mm: Document the made-up helper" \
+		-m "$(git -C "$t" log -1 --format=%b)"
+	REV=v8 WORK=$w "$r/scripts/export.sh" || return
+	[ "$(sed -n 3p "$r/series-v8/series")" = "# part 2: x86/mm: a made-up user" ] &&
+		[ "$(tail -n 1 "$r/series-v8/series")" = "0003-x86-mm-Document-the-made-up-helper.patch" ]
+}
+expect pass "export: a subject whose case changed keeps its part" v8_subject_case
 expect pass "tree: the tree of part 1 is at its last patch" v8_part1_tip
 expect pass "status: a part's tree" v8_status
 expect fail "export: refused for a part" in_parts v8.1 export.sh

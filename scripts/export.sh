@@ -20,13 +20,13 @@ fmt_patch "$tmp"
 
 # The new series file. A revision in parts keeps its "# part N: TITLE"
 # markers: a patch stays in the part it was in (known by its file name
-# without the number), and a new one joins the part of the patch before
+# without the number, in any case), and a new one joins the part of the patch before
 # it (the first patch, the first part). To start a part, end the series
 # file with its marker: the new patches at the end go there. To move a
 # boundary, edit the marker in the series file, then
 # 'git -C TREE reset --hard base && make tree'.
 parts_of=$tmp/parts
-awk '/^# part [0-9]+: / { p = $0; next } /^(#|$)/ { next } { sub(/^[0-9]+-/, ""); if (p != "") print $0 "\t" p }' \
+awk '/^# part [0-9]+: / { p = $0; next } /^(#|$)/ { next } { sub(/^[0-9]+-/, ""); if (p != "") print tolower($0) "\t" p }' \
 	"$SERIES_DIR/series" >"$parts_of"
 : >"$tmp/series"
 # A marker that ends the old series file with no patch after it starts a
@@ -37,7 +37,7 @@ part=
 for f in "$tmp"/*.patch; do
 	[ -e "$f" ] || continue
 	name=${f##*/}
-	m=$(awk -F'\t' -v s="${name#*-}" '$1 == s { print $2; exit }' "$parts_of")
+	m=$(awk -F'\t' -v s="${name#*-}" '$1 == tolower(s) { print $2; exit }' "$parts_of")
 	if [ -n "$m" ]; then
 		seen=$((seen + 1))
 	elif [ -n "$tail_marker" ] && [ "$seen" = "$known" ]; then
