@@ -1,5 +1,6 @@
 #!/bin/bash
-# sparse (make C=2) and gcc W=1 on the .c files the series touches, built
+# sparse (make C=2) and gcc W=1 (with -Wdeclaration-after-statement) on
+# the .c files the series touches, built
 # in the series tree and in the pristine base, both with the smoke
 # configuration, each tree's objects in one kbuild run. Fails on warnings
 # the series adds: the diagnostics of all the objects are compared as one
@@ -77,7 +78,10 @@ configure() { # SRC OBJ
 check() {
 	local src=$1 obj=$2 out=$3
 	shift 3
-	compile_objects "$src" "$obj" "$out.log" C=2 W=1 -- "$@" >"$out.unbuilt"
+	# -Wdeclaration-after-statement: x86 style, which W=1 leaves out
+	# (the review of v4, B14).
+	compile_objects "$src" "$obj" "$out.log" C=2 W=1 \
+		KCFLAGS=-Wdeclaration-after-statement -- "$@" >"$out.unbuilt"
 	grep -E ': (warning|error): ' "$out.log" |
 		sed -e "s|$src/||g" -e "s|$obj/||g" -e 's|^\./||' >"$out.orig" || true
 	sed -E 's/([^ :]+\.[A-Za-z]+):[0-9]+(:[0-9]+)?/\1/g' "$out.orig" | paste "$out.orig" - >"$out"
