@@ -82,7 +82,10 @@ check() {
 	# (the review of v4, B14).
 	compile_objects "$src" "$obj" "$out.log" C=2 W=1 \
 		KCFLAGS=-Wdeclaration-after-statement -- "$@" >"$out.unbuilt"
+	# Headers are not -Wdeclaration-after-statement clean (page-flags.h):
+	# that rule is checked in .c files only.
 	grep -E ': (warning|error): ' "$out.log" |
+		grep -Ev '\.h:[0-9]+(:[0-9]+)?: warning: (mixing declarations and code|ISO C90 forbids mixed declarations and code)' |
 		sed -e "s|$src/||g" -e "s|$obj/||g" -e 's|^\./||' >"$out.orig" || true
 	sed -E 's/([^ :]+\.[A-Za-z]+):[0-9]+(:[0-9]+)?/\1/g' "$out.orig" | paste "$out.orig" - >"$out"
 }
