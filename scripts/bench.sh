@@ -83,7 +83,7 @@ for p in $parts; do
 		echo "part=$p series_commit=$(git -C "$WORK/trees/$BASE-$rev" rev-parse HEAD) base_commit=$(git -C "$WORK/trees/$BASE-base" rev-parse HEAD)"
 		echo "part=$p repo_commit=$(git -C "$REPO" rev-parse --short HEAD) kernel=$(make -s -C "$rev_build" kernelversion 2>/dev/null)"
 		echo "part=$p append=${APPEND:-}"
-		echo "part=$p machine=$(nproc) cpus, $(awk '/MemTotal/ {printf "%d GiB", $2 / 1048576}' /proc/meminfo), $(qemu-system-x86_64 --version | head -1), TCG single-threaded"
+		echo "part=$p machine=$(nproc) cpus, $(awk '/MemTotal/ {printf "%d GiB", $2 / 1048576}' /proc/meminfo), $(qemu-system-x86_64 --version | head -1), TCG $([ "$p" = meter ] && echo multi-threaded || echo single-threaded)"
 	} >>"$out/meta.txt"
 done
 # boot KERNEL-NAME TOPO DIR APPEND [boot.py options...]
