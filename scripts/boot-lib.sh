@@ -35,11 +35,7 @@ inventory_args() {
 
 # has_feature NAME: the revision's series-vN/expect (INV_EXPECT, set by
 # inventory_args) declares the feature NAME.
-has_feature() {
-	[ -n "${INV_EXPECT:-}" ] &&
-		awk -v f="$1" '$1 == "features" { for (i = 2; i <= NF; i++) if ($i == f) found = 1 }
-			END { exit !found }' "$INV_EXPECT"
-}
+has_feature() { declares "${INV_EXPECT:-}" "$1"; }
 
 # guest_facts: what the guest suites must know about the kernel in $BUILD,
 # read from the build itself (its .config), not from the configuration's

@@ -98,13 +98,15 @@ EXPECT_FILE=
 if [ -n "$SERIES_DIR" ]; then
 	EXPECT_FILE=$SERIES_DIR/expect${PART:+.$PART}
 fi
-# rev_declares FEATURE: REV's expect file lists FEATURE on its features
-# line (qemu-smoke/matrix/README.md); never for the base.
-rev_declares() {
-	[ -n "$EXPECT_FILE" ] &&
-		awk -v f="$1" '$1 == "features" { for (i = 2; i <= NF; i++) if ($i == f) found = 1 }
-			END { exit !found }' "$EXPECT_FILE"
+# declares FILE FEATURE: the expect file FILE (empty: none) lists FEATURE
+# on its features line (qemu-smoke/matrix/README.md).
+declares() {
+	[ -n "$1" ] &&
+		awk -v f="$2" '$1 == "features" { for (i = 2; i <= NF; i++) if ($i == f) found = 1 }
+			END { exit !found }' "$1"
 }
+# rev_declares FEATURE: REV's expect file does; never for the base.
+rev_declares() { declares "$EXPECT_FILE" "$1"; }
 
 # The one identity the patches carry: a role, replaced by whoever sends.
 PATCH_AUTHOR=${PATCH_AUTHOR:-Kernel Text Replication Maintainers <ktext-repl@example.invalid>}
