@@ -19,7 +19,7 @@
 #   MTTCG=1             multi-threaded TCG for every guest (the meter's boots
 #                       always are: qemu-smoke/plugin/README.md); slower on 2 cores
 #   TLB_TOPO, TLB_NAME, TLB_SUITES  make tlb's topology, run name and guest scripts
-#   MUTANTS=NAME,...    checks/tlb-mutants.sh: which of REV's TLB mutants
+#   MUTANTS=NAME,...    checks/mutants.sh, tlb-mutants.sh: which of REV's mutants
 #   JOBS=N              make -j for kernel builds (default: nproc)
 #   PATCH_AUTHOR="Name <mail>"  identity of the patches (default: a role)
 #   SENDER="Name <mail>"  prep/send: the sender, stamped as From: and
@@ -31,7 +31,7 @@
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: help deps tree export status build bisect initramfs smoke debug distro variants buildbot stress selftest meter bench tlb tlb-mutants check prep send
+.PHONY: help deps tree export status build bisect initramfs smoke debug distro variants buildbot stress selftest meter bench tlb tlb-mutants mutants check prep send
 
 help:
 	@echo "Targets:"
@@ -58,6 +58,7 @@ help:
 	@echo "  bench      base kernel against REV: kbench, ftrace, memory, meter; table and plots"
 	@echo "  tlb        REV on 2node under the meter's TLB model: fails on a stale translation"
 	@echo "  tlb-mutants REV's mutants without a flush (series-vN/tlb-mutants): each must fail make tlb"
+	@echo "  mutants     REV's mutants, one fix undone each (series-vN/mutants): each must fail its check"
 	@echo "  check      the tests: static checks, the check matrix (smoke, smoke-off, debug on"
 	@echo "             2node and la57), self-test, fault boots, meter (the order of README.md);"
 	@echo "             then the newest revision if it is work in progress: its series checks"
@@ -155,6 +156,13 @@ tlb-mutants: tree
 	@$(S)/build.sh
 	@$(S)/initramfs.sh
 	@checks/tlb-mutants.sh
+
+# Each of REV's mutants (series-vN/mutants/: one fix undone) must fail its
+# check (checks/mutants.sh: a boot row, the TLB model or the static checks).
+mutants: tree
+	@$(S)/build.sh
+	@$(S)/initramfs.sh
+	@checks/mutants.sh
 
 # make check under DRY_RUN=1 would run no static check, self-test or
 # meter, build and boot nothing, and exit 0: a CI that inherits DRY_RUN
