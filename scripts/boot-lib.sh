@@ -41,8 +41,9 @@ has_feature() { declares "${INV_EXPECT:-}" "$1"; }
 # read from the build itself (its .config), not from the configuration's
 # name: where the image lies without KASLR (10-boot), whether the
 # activation test is built in (15-status), whether page table isolation
-# is (ktv_pti=0: no PTI assertions), for the 6.1 backport that module
-# text is not replicated (ktv_modules=0), for a revision that does not
+# is (ktv_pti=0: no PTI assertions), for a revision without module
+# copies that module text is not replicated (ktv_modules=0), for one
+# without a status file that it has none (ktv_status=0), for a revision that does not
 # replicate the image yet that it boots with kernel_replication=off, and,
 # from the revision's
 # series-vN/expect after inventory_args, whether it builds node PGDs per
@@ -59,7 +60,16 @@ guest_facts() {
 	if [ -f "$cfg" ] && ! grep -qsxE 'CONFIG_(MITIGATION_)?PAGE_TABLE_ISOLATION=y' "$cfg"; then
 		words+=(ktv_pti=0)
 	fi
-	if [ "$BASE" = 6.1 ]; then words+=(ktv_modules=0); fi
+	# Module text is replicated only by a revision with module_copies
+	# (not the 6.1 backport, not series-v5 before its part 3).
+	if [ -n "${INV_EXPECT:-}" ] && ! has_feature module_copies; then
+		words+=(ktv_modules=0)
+	fi
+	# A revision that replicates without a debugfs status file yet
+	# (series-v5 before its status patch): 15-status leaves it out.
+	if [ -n "${INV_EXPECT:-}" ] && has_feature image && ! has_feature status; then
+		words+=(ktv_status=0)
+	fi
 	# A revision that builds the option but does not replicate the image
 	# yet (series-vN/expect without "image": a revision being rebuilt
 	# bottom-up) boots as the option-off baseline it must still be.

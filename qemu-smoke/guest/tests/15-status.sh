@@ -57,7 +57,11 @@ status_nodes_ok() {
 want_copies() { echo $(($(ktv_copy_nodes | wc -w) - 1)); }
 
 if [ "${ktv_expect:-0}" = 1 ]; then
-	if [ ! -r "$KREPL_STATUS" ]; then
+	if [ "${ktv_status:-1}" = 0 ]; then
+		ktap_diag "the revision has no status file yet (ktv_status=0): its checks are left out"
+		want=1
+		[ "${ktv_nodes:-1}" -gt 1 ] || want=0
+	elif [ ! -r "$KREPL_STATUS" ]; then
 		ktap_fail replication_status "no $KREPL_STATUS"
 	else
 		while IFS= read -r l; do ktap_diag "status: $l"; done <"$KREPL_STATUS"
