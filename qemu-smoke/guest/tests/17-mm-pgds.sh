@@ -10,8 +10,10 @@
 #   the debugfs trim (as under memory pressure), within two periods of the
 #   trimming work otherwise.
 # Each part runs in a shell pinned to one CPU, which reads the counters
-# itself: nothing else forks or migrates meanwhile. A kernel without the
-# counter (series-v3 and older build every node's PGD at fork) skips.
+# itself: nothing else forks or migrates meanwhile. The host says whether
+# the revision builds node PGDs per mm and counts them (ktv_node_pgds=1,
+# its feature node_pgds); elsewhere (series-v3 and older build every
+# node's PGD at fork) the part skips.
 
 # shellcheck source=../lib/ktv.sh
 . /lib/ktv.sh
@@ -91,8 +93,10 @@ one_node_ok() { # NODE CPU
 
 if [ "${ktv_expect:-0}" != 1 ] || [ "${ktv_nodes:-1}" -lt 2 ]; then
 	ktap_skip node_pgds "no replication on this kernel or topology"
+elif [ "${ktv_node_pgds:-0}" != 1 ]; then
+	ktap_skip node_pgds "ktv_node_pgds=0: the revision does not build node PGDs per mm, or cannot count them yet"
 elif ! grep -q '^mm_pgd_pages ' "$KREPL_STATUS" 2>/dev/null; then
-	ktap_skip node_pgds "no mm_pgd_pages in the status file: the revision cannot count them"
+	ktap_fail node_pgds "ktv_node_pgds=1 but no mm_pgd_pages in the status file"
 else
 	ktv_node_cpus >/tmp/mm-pgds.nodecpus
 	_bad=0
