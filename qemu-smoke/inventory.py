@@ -25,7 +25,8 @@ FACT_NAMES = {"base", "rev", "config", "label", "suite", "built", "default_off",
               "cpunodes", "memnodes", "dimms", "pti", "pti_built", "y", "arg",
               "True", "False", "None"}
 # The features a series-vN/expect may declare (qemu-smoke/matrix/README.md).
-FEATURES = {"image", "status", "module_copies", "kunit", "node_pgds", "user_window", "code_copies", "jit_limit"}
+FEATURES = {"image", "status", "module_copies", "kunit", "node_pgds", "user_window", "code_copies", "jit_limit",
+            "lazy_pgds"}
 SUITES = {"tests", "protect", "stress", "bench", "meter", "selftest"}
 ALLOWED_NODES = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not,
                  ast.Compare, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE,

@@ -77,6 +77,9 @@ guest_facts() {
 		grep -qsx 'CONFIG_KERNEL_REPLICATION=y' "$cfg"; then
 		words+=(kernel_replication=off)
 	fi
+	# Each mm bound to a node lazily, foreign elsewhere until its node PGD
+	# is built, with window flushes counted (17-mm-pgds).
+	if has_feature lazy_pgds; then words+=(ktv_lazy=1); fi
 	if has_feature node_pgds; then
 		words+=(ktv_node_pgds=1)
 		# page_owner=on: a v3 debug row did not finish 30-patching within
