@@ -316,6 +316,7 @@ foreign_writer() {
 		ktap_skip foreign_writer_flushes_few "the nodes with CPUs use one copy: no window is foreign"
 		return
 	fi
+	[ -e "$FW_TRACE/current_tracer" ] || mount -t tracefs tracefs "$FW_TRACE" 2>/dev/null
 	if [ ! -d "$FW_FAIL" ] || [ ! -w "$FW_TRACE/current_tracer" ]; then
 		ktap_fail foreign_writer_flushes_few "no $FW_FAIL or no $FW_TRACE/current_tracer"
 		return
