@@ -78,7 +78,7 @@ guest_facts() {
 		words+=(kernel_replication=off)
 	fi
 	# Each mm bound to a node lazily, foreign elsewhere until its node PGD
-	# is built, with window flushes counted (17-mm-pgds).
+	# is built, with window flushes counted (35-faults).
 	if has_feature lazy_pgds; then words+=(ktv_lazy=1); fi
 	if has_feature node_pgds; then
 		words+=(ktv_node_pgds=1)

@@ -88,3 +88,77 @@ ktv_faults() {
 }
 
 ktv_faults
+
+# A text writer that runs on a node from another node's window: its mm has
+# no PGD for that node (every replication allocation fails), so the CPU
+# runs mm->pgd, whose window maps the other node's copy. Each poke loads
+# poking_mm, which has a PGD for every node, and then the writer's mm
+# again. Those loads must not flush the TLB: one switch of the function
+# tracer pokes every call site three times, and a flush per poke is a
+# global flush per poke (review of series-v4, B1). Counted by the series'
+# status (window_flushes) around an enable and a disable of the function
+# tracer by a shell that runs foreign: at most one flush per 100 call
+# sites passes. Only where the host says ktv_lazy=1 (the revision binds
+# each mm to a node lazily and counts window flushes: its feature
+# lazy_pgds), with replication on 2 or more nodes. Run after the code-copy
+# tests: code memory allocated meanwhile (an ftrace trampoline) gets no copy.
+FW_FAIL=$KTV_DBG/fail_kernel_replication
+FW_TRACE=/sys/kernel/tracing
+
+# The writer, run as "sh FILE CPU" on a CPU of one node: it moves itself to
+# CPU (another node's), waits there, then switches the tracer.
+cat >/tmp/fw.sh <<'END'
+. /lib/ktv.sh
+taskset -p -c "$1" $$ >/dev/null
+sleep 1
+f0=$(ktv_krepl_stat window_flushes) l0=$(ktv_krepl_stat foreign_loads)
+x0=$(ktv_krepl_stat mm_pgd_failures)
+echo function >/sys/kernel/tracing/current_tracer
+echo nop >/sys/kernel/tracing/current_tracer
+f1=$(ktv_krepl_stat window_flushes) l1=$(ktv_krepl_stat foreign_loads)
+x1=$(ktv_krepl_stat mm_pgd_failures)
+echo "$((f1 - f0)) $((l1 - l0)) $((x1 - x0))"
+END
+
+foreign_writer() {
+	ktv_node_cpus >/tmp/fw.nodecpus
+	read -r _na _ca </tmp/fw.nodecpus
+	_ra=$(ktv_nearest_copy "$_na")
+	_cb=
+	while read -r _n _c; do
+		if [ "$(ktv_nearest_copy "$_n")" != "$_ra" ]; then
+			_cb=$_c
+			break
+		fi
+	done </tmp/fw.nodecpus
+	if [ -z "$_cb" ]; then
+		ktap_skip foreign_writer_flushes_few "the nodes with CPUs use one copy: no window is foreign"
+		return
+	fi
+	[ -e "$FW_TRACE/current_tracer" ] || mount -t tracefs tracefs "$FW_TRACE" 2>/dev/null
+	if [ ! -d "$FW_FAIL" ] || [ ! -w "$FW_TRACE/current_tracer" ]; then
+		ktap_fail foreign_writer_flushes_few "no $FW_FAIL or no $FW_TRACE/current_tracer"
+		return
+	fi
+	_sites=$(wc -l <"$FW_TRACE/available_filter_functions")
+	# Every replication allocation fails, the workers' builds included.
+	echo N >"$FW_FAIL/task-filter"
+	echo 0 >"$FW_FAIL/space"
+	echo 1 >"$FW_FAIL/interval"
+	echo 0 >"$FW_FAIL/verbose"
+	echo -1 >"$FW_FAIL/times"
+	echo 100 >"$FW_FAIL/probability"
+	_got=$(taskset -c "$_ca" sh /tmp/fw.sh "$_cb")
+	echo 0 >"$FW_FAIL/probability"
+	read -r _flushes _foreign _failed <<-END
+		$_got
+	END
+	ktap_diag "cpu $_ca then $_cb, $_sites call sites: window flushes $_flushes, foreign loads $_foreign, failed builds $_failed"
+	# The writer ran foreign: loads of a foreign window, failed builds.
+	ktap_check foreign_writer_flushes_few sh -c \
+		"[ '${_foreign:-0}' -gt 0 ] && [ '${_failed:-0}' -gt 0 ] && [ '${_flushes:-x}' -le $((_sites / 100)) ]"
+}
+
+if [ "${ktv_expect:-0}" = 1 ] && [ "${ktv_nodes:-1}" -ge 2 ] && [ "${ktv_lazy:-0}" = 1 ]; then
+	foreign_writer
+fi
