@@ -10,8 +10,8 @@
 #
 # Header lines of a mutant, before its diff:
 #   # undoes: TEXT            what the mutant takes back (printed)
-#   # check: tlb              checks/tlb.sh must fail (no header: tlb in
-#                             tlb-mutants, required elsewhere)
+#   # check: tlb              checks/tlb.sh must fail (no header: the
+#                             caller's MUTANT_CHECK, tlb for tlb-mutants)
 #   # check: boot TOPO        the mutant boots the guest suites on
 #                             qemu-smoke/topologies/TOPO.topo: the row must
 #                             fail, and each must-fail test be "not ok"
@@ -106,7 +106,7 @@ for patch in "$dir"/*.patch; do
 	case ",${MUTANTS:-$name}," in *",$name,"*) ;; *) continue ;; esac
 	seen=$((seen + 1))
 	check=$(header "$patch" check | head -1)
-	[ -n "$check" ] || [ "$kind" != tlb-mutants ] || check=tlb
+	check=${check:-${MUTANT_CHECK:-}}
 	what=$(header "$patch" undoes | head -1)
 	[ -n "$what" ] || what=$(sed -n '/^diff /q; s/^# //p' "$patch" | head -1)
 	say "mutant $name: $what"

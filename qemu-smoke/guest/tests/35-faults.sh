@@ -102,8 +102,7 @@ ktv_faults
 # each mm to a node lazily and counts window flushes: its feature
 # lazy_pgds), with replication on 2 or more nodes. Run after the code-copy
 # tests: code memory allocated meanwhile (an ftrace trampoline) gets no copy.
-FW_FAIL=$KTV_DBG/fail_kernel_replication
-FW_TRACE=/sys/kernel/tracing
+TRACE=/sys/kernel/tracing
 
 # The writer, run as "sh FILE CPU" on a CPU of one node: it moves itself to
 # CPU (another node's), waits there, then switches the tracer.
@@ -135,21 +134,21 @@ foreign_writer() {
 		ktap_skip foreign_writer_flushes_few "the nodes with CPUs use one copy: no window is foreign"
 		return
 	fi
-	[ -e "$FW_TRACE/current_tracer" ] || mount -t tracefs tracefs "$FW_TRACE" 2>/dev/null
-	if [ ! -d "$FW_FAIL" ] || [ ! -w "$FW_TRACE/current_tracer" ]; then
-		ktap_fail foreign_writer_flushes_few "no $FW_FAIL or no $FW_TRACE/current_tracer"
+	[ -e "$TRACE/current_tracer" ] || mount -t tracefs tracefs "$TRACE" 2>/dev/null
+	if [ ! -d "$FAIL" ] || [ ! -w "$TRACE/current_tracer" ]; then
+		ktap_fail foreign_writer_flushes_few "no $FAIL or no $TRACE/current_tracer"
 		return
 	fi
-	_sites=$(wc -l <"$FW_TRACE/available_filter_functions")
+	_sites=$(wc -l <"$TRACE/available_filter_functions")
 	# Every replication allocation fails, the workers' builds included.
-	echo N >"$FW_FAIL/task-filter"
-	echo 0 >"$FW_FAIL/space"
-	echo 1 >"$FW_FAIL/interval"
-	echo 0 >"$FW_FAIL/verbose"
-	echo -1 >"$FW_FAIL/times"
-	echo 100 >"$FW_FAIL/probability"
+	echo N >"$FAIL/task-filter"
+	echo 0 >"$FAIL/space"
+	echo 1 >"$FAIL/interval"
+	echo 0 >"$FAIL/verbose"
+	echo -1 >"$FAIL/times"
+	echo 100 >"$FAIL/probability"
 	_got=$(taskset -c "$_ca" sh /tmp/fw.sh "$_cb")
-	echo 0 >"$FW_FAIL/probability"
+	echo 0 >"$FAIL/probability"
 	read -r _flushes _foreign _failed <<-END
 		$_got
 	END
