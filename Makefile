@@ -175,16 +175,17 @@ endif
 endif
 
 # The self-test and the meter of make check boot the smoke build.
+check: export CHECK_START := $(shell date +%s)
 check: deps
 	@case " $${CONFIG:-smoke} " in *" smoke "*) ;; *) echo "make check: CONFIG='$$CONFIG' leaves out smoke, which the self-test and the meter boot: add it, or run make smoke/debug for the rows alone" >&2; exit 1 ;; esac
-	@checks/run-all.sh
-	@$(MAKE) --no-print-directory tree
-	@$(S)/run-matrix.sh check
-	@CONFIG=smoke checks/harness-selftest.sh
-	@$(S)/fault-boots.sh
-	@$(MAKE) --no-print-directory meter METER=off
-	@CONFIG=smoke checks/tlb.sh
-	@$(S)/check-newest.sh
+	@$(S)/step.sh static checks/run-all.sh
+	@$(S)/step.sh tree $(MAKE) --no-print-directory tree
+	@$(S)/step.sh matrix $(S)/run-matrix.sh check
+	@CONFIG=smoke $(S)/step.sh selftest checks/harness-selftest.sh
+	@$(S)/step.sh fault-boots $(S)/fault-boots.sh
+	@$(S)/step.sh meter $(MAKE) --no-print-directory meter METER=off
+	@$(S)/step.sh newest $(S)/check-newest.sh
+	@$(S)/step.sh --summary
 
 prep: deps
 	@$(S)/b4.sh prep
