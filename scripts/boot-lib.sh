@@ -80,6 +80,9 @@ guest_facts() {
 	# Each mm bound to a node lazily, foreign elsewhere until its node PGD
 	# is built, with window flushes counted (35-faults).
 	if has_feature lazy_pgds; then words+=(ktv_lazy=1); fi
+	# kernel_replication_share=: the kernel's default distance within
+	# which a node with CPUs shares a copy (15-status's count of copies).
+	if has_feature share_distance; then words+=(ktv_share=12); fi
 	if has_feature node_pgds; then
 		words+=(ktv_node_pgds=1)
 		# page_owner=on: a v3 debug row did not finish 30-patching within

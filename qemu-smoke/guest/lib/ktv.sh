@@ -164,21 +164,49 @@ ktv_nearest() {
 	echo "$_best"
 }
 
+# ktv_distance A B: the SLIT distance from node A to node B.
+ktv_distance() {
+	read -r _dl <"/sys/devices/system/node/node$1/distance"
+	# shellcheck disable=SC2086 # one word per node
+	set -- "$2" $_dl
+	shift $(($1 + 1))
+	echo "$1"
+}
+
+# ktv_share_distance: a node with CPUs uses the copy of a node at this SLIT
+# distance or nearer instead of getting its own: kernel_replication_share=
+# on the command line, else the revision's default (the fact ktv_share,
+# given where the revision has the parameter: the feature share_distance);
+# 10, no sharing, for a revision without it.
+ktv_share_distance() {
+	_sd=${ktv_share:-10}
+	if [ -n "${ktv_share:-}" ]; then
+		_sp=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^kernel_replication_share=//p' | tail -n 1)
+		[ -z "$_sp" ] || _sd=$_sp
+	fi
+	echo "$_sd"
+}
+
 # ktv_copy_nodes: the nodes that hold a copy of the kernel, the original
 # included: the image's node (the status file's "original" line) and, for
-# every node with CPUs, its nearest node with memory; a node with memory
-# and no CPU nearest to it (a CXL expander) has none. Nodes in ktv_nocopy
-# (booted without a copy) have none either. Computed from sysfs, not taken
-# from the series.
+# every node with CPUs in node order, its nearest node with memory, unless
+# a node already counted is within ktv_share_distance of it; a node with
+# memory and no CPU nearest to it (a CXL expander) has none. Nodes in
+# ktv_nocopy (booted without a copy) have none either. Computed from sysfs,
+# not taken from the series.
 ktv_copy_nodes() {
 	_mem=$(ktv_expand "$(cat /sys/devices/system/node/has_memory)")
-	{
-		sed -n 's/^node=\([0-9]*\) replica=[0-9]* original.*/\1/p' \
-			/sys/kernel/debug/kernel_replication/status 2>/dev/null
-		for _c in $(ktv_expand "$(cat /sys/devices/system/node/has_cpu)"); do
-			ktv_nearest "$_c" "$_mem"
-		done
-	} | sort -un | while read -r _n; do
+	_share=$(ktv_share_distance)
+	_copies=$(sed -n 's/^node=\([0-9]*\) replica=[0-9]* original.*/\1/p' \
+		/sys/kernel/debug/kernel_replication/status 2>/dev/null)
+	for _c in $(ktv_expand "$(cat /sys/devices/system/node/has_cpu)"); do
+		_near=$(ktv_nearest "$_c" "$_copies")
+		if [ -n "$_near" ] && [ "$(ktv_distance "$_c" "$_near")" -le "$_share" ]; then
+			continue
+		fi
+		_copies="$_copies $(ktv_nearest "$_c" "$_mem")"
+	done
+	for _n in $_copies; do echo "$_n"; done | sort -un | while read -r _n; do
 		case ",${ktv_nocopy:-}," in *",$_n,"*) ;; *) echo "$_n" ;; esac
 	done | tr '\n' ' '
 }
