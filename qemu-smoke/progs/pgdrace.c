@@ -6,13 +6,19 @@
  * entries are populated and cleared (free_pgd_range() under the mmap read
  * lock), and writes LDT entries (map_ldt_struct()); the other hops from
  * CPU to CPU, so that the kernel builds the process a PGD per node while
- * those entries change. The child then reads the series' verify_mm file:
- * every node PGD must equal mm->pgd but for the window, and there must be
- * one at least (a "node=" line): a child that got none raced with nothing.
- * -z: a child without a node PGD passes (a topology whose CPUs all use
- * one replica, where no node PGD is ever built). Prints the last report
- * and a summary line; exits 0 when every child's PGDs matched (and each
- * had one). Static, for the guest; run it with build_min_ns at 0.
+ * those entries change. The child then visits every online CPU and reads
+ * there the harness verifier's mm_pgd (ktext_verify.ko, loaded by the
+ * caller): the root in that CPU's CR3 against the child's mm->pgd. Every
+ * root must equal mm->pgd but for the window (no line with differ > 0),
+ * and one CPU at least must run a node PGD (a line with own=0): a child
+ * that got none raced with nothing. Node PGDs may be built after the
+ * first run on a node (series-v5: by a worker), so the pass over the CPUs
+ * is repeated, 10 ms apart, up to 50 times until a line says own=0.
+ * -z: a child without a node PGD passes, after one pass (a topology whose
+ * CPUs all use one replica, where no node PGD is ever built). Prints the
+ * last child's lines (and a failing child's) and a summary line; exits 0
+ * when every child's roots matched (and each had a node PGD). Static, for
+ * the guest; on series-v4 run it with build_min_ns at 0.
  */
 #define _GNU_SOURCE
 #include <asm/ldt.h>
@@ -29,26 +35,22 @@
 #include <time.h>
 #include <unistd.h>
 
-#define VERIFY "/sys/kernel/debug/kernel_replication/verify_mm"
+#define MM_PGD "/sys/kernel/debug/ktext_verify/mm_pgd"
 #define SLOT (512UL << 30)	/* what one top-level entry maps (4-level) */
-
+#define PASSES 50		/* over every CPU, until a node PGD shows */
+#define PASS_GAP_US 10000
 
 /*
- * A verify_mm line is bad if any "...differ=N" has N > 0 (node PGDs
- * against mm->pgd, kernel halves against swapper_pg_dir) or it says
- * window_ok=0.
+ * The number after "KEY=" in mm_pgd's line L, or -1 when L has no KEY.
+ * An mm_pgd line is bad if differ > 0, or if it has no differ at all.
  */
-static int verify_line_bad(const char *l)
+static long field(const char *l, const char *key)
 {
-	const char *p = l;
+	const char *p = strstr(l, key);
 
-	while ((p = strstr(p, "differ=")) != NULL) {
-		p += strlen("differ=");
-		if (strtoul(p, NULL, 10) != 0)
-			return 1;
-	}
-	return strstr(l, "window_ok=0") != NULL;
+	return p ? strtol(p + strlen(key), NULL, 10) : -1;
 }
+
 static volatile int stop;
 
 static double now_ms(void)
@@ -98,19 +100,66 @@ static void *mapper(void *arg)
 enum { CHILD_OK, CHILD_DIFFER, CHILD_ERROR, CHILD_NO_NODE_PGD };
 
 /*
- * Child I of N: the race, then its verify_mm report, printed for the
- * last child and for a child that fails.
+ * One pass: read mm_pgd on every online CPU (a CPU that cannot be had,
+ * offline now, is left out), its lines appended to OUT (SIZE bytes). Sets
+ * *BAD when a line has differ > 0 (or none), *NODE_PGD when one says
+ * own=0. False when the file cannot be read.
+ */
+static int pass(char *out, size_t size, int *bad, int *node_pgd)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	size_t used = 0;
+	int seen = 0;
+
+	out[0] = 0;
+	for (long cpu = 0; cpu < ncpu && cpu < CPU_SETSIZE; cpu++) {
+		char line[256];
+		cpu_set_t set;
+		ssize_t n;
+		int fd;
+
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			continue;
+		fd = open(MM_PGD, O_RDONLY);
+		if (fd < 0) {
+			perror(MM_PGD);
+			return 0;
+		}
+		n = read(fd, line, sizeof(line) - 1);
+		close(fd);
+		if (n <= 0) {
+			fprintf(stderr, "%s on cpu %ld: %s\n", MM_PGD, cpu,
+				n ? strerror(errno) : "empty");
+			return 0;
+		}
+		line[n] = 0;
+		if (line[n - 1] != '\n' && n < (ssize_t)sizeof(line) - 1)
+			strcat(line, "\n");
+		*bad |= field(line, " differ=") != 0;
+		*node_pgd |= strstr(line, " own=0") != NULL;
+		used += snprintf(out + used, size - used, "%s", line);
+		if (used >= size)
+			used = size - 1;
+		seen++;
+	}
+	return seen > 0;
+}
+
+/*
+ * Child I of N: the race, then the passes over the CPUs; the last pass's
+ * lines printed for the last child and for a child that fails.
  */
 static int child(double ms, int allow_none, int i, int n_children)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	char buf[4096], lines[4096];
+	char lines[8192];
 	pthread_t t;
 	cpu_set_t set;
 	double end;
 	long cpu = 0;
-	ssize_t n;
-	int fd, rc, bad = 0, node_pgds = 0;
+	int rc, p, bad = 0, node_pgd = 0;
 
 	if (pthread_create(&t, NULL, mapper, NULL))
 		return CHILD_ERROR;
@@ -122,27 +171,21 @@ static int child(double ms, int allow_none, int i, int n_children)
 	}
 	stop = 1;
 	pthread_join(t, NULL);
-	fd = open(VERIFY, O_RDONLY);
-	if (fd < 0) {
-		perror(VERIFY);
-		return CHILD_ERROR;
+	for (p = 1; p <= PASSES; p++) {
+		if (!pass(lines, sizeof(lines), &bad, &node_pgd))
+			return CHILD_ERROR;
+		if (bad || node_pgd || allow_none)
+			break;
+		usleep(PASS_GAP_US);
 	}
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return CHILD_ERROR;
-	buf[n] = 0;
-	memcpy(lines, buf, n + 1);
-	for (char *l = strtok(lines, "\n"); l; l = strtok(NULL, "\n")) {
-		bad |= verify_line_bad(l);
-		/* A node PGD's line; "mm node=" and "kernel node=" are not. */
-		node_pgds += !strncmp(l, "node=", strlen("node="));
-	}
-	rc = bad ? CHILD_DIFFER : !node_pgds && !allow_none ? CHILD_NO_NODE_PGD : CHILD_OK;
+	if (p > PASSES)
+		p = PASSES;
+	rc = bad ? CHILD_DIFFER : !node_pgd && !allow_none ? CHILD_NO_NODE_PGD : CHILD_OK;
 	if (i == n_children - 1 || rc != CHILD_OK) {
-		printf("child %d of %d, verify_mm:\n%s", i + 1, n_children, buf);
+		printf("child %d of %d, mm_pgd on every CPU (pass %d):\n%s", i + 1,
+		       n_children, p, lines);
 		if (rc == CHILD_NO_NODE_PGD)
-			printf("no node PGD (no node= line)\n");
+			printf("no node PGD (no own=0 line in %d passes)\n", p);
 	}
 	return rc;
 }

@@ -15,6 +15,8 @@
  *   /sys/kernel/debug/ktext_verify/alias_write  a store through the
  *                                        direct-map alias of this CPU's copy
  *   /sys/kernel/debug/ktext_verify/code     more code regions to check
+ *   /sys/kernel/debug/ktext_verify/mm_pgd   the root in this CPU's CR3
+ *                                        against the reader's mm->pgd
  *
  * Only symbols a stock kernel exports are used, so the module builds and
  * runs with and without a text replication series (6.1 and 6.12).
@@ -46,7 +48,7 @@
 #include <asm/set_memory.h>
 #include <asm/special_insns.h>
 
-#define KTV_VERSION	4
+#define KTV_VERSION	5
 
 static unsigned long stext;
 module_param(stext, ulong, 0444);
@@ -919,6 +921,88 @@ static const struct file_operations ktv_peek_fops = {
 };
 
 /*
+ * mm_pgd: read by a user process, the page-table root that the CPU serving
+ * the read has in CR3 against the reading task's own mm->pgd, as a tester
+ * sees them (no struct of a replication series is read). One line:
+ *
+ *   cpu=C node=N own=0|1 pgd_node=P differ=D first=I kernel_entries=K
+ *
+ * own=1: CR3 holds mm->pgd itself; own=0: another root (with per-node
+ * PGDs, the mm's PGD for this CPU's node). differ: how many top-level
+ * entries differ between the loaded root and mm->pgd, over every entry but
+ * the one that maps __START_KERNEL_map (the window, per node by design);
+ * with page table isolation the user copies (the page after each root, the
+ * second half of the 8 KiB PGD) are compared the same way and counted too.
+ * first: the index of the first entry that differs, PTRS_PER_PGD + i for
+ * entry i of the user copy; -1 when none does. pgd_node: the node of the
+ * loaded root's page. kernel_entries: the populated entries of the kernel
+ * half of mm->pgd (a new top-level entry, as memory hotplug can add, shows
+ * there). CR3 is read and both roots copied with preemption and interrupts
+ * off: CR3 cannot change meanwhile. Other threads of the reader that
+ * change top-level entries meanwhile can make the copies differ for a
+ * moment: read when they are done. Pin the reader to the CPU to check.
+ */
+static int ktv_mm_pgd_show(struct seq_file *m, void *v)
+{
+	const unsigned int win = pgd_index(__START_KERNEL_map);
+	unsigned int i, n, halves, differ = 0, kentries = 0;
+	struct mm_struct *mm = current->mm;
+	const u64 *loaded, *own;
+	unsigned long flags;
+	phys_addr_t root;
+	long first = -1;
+	int cpu, ret;
+	u8 *buf;
+
+	if (!mm)
+		return -EINVAL;
+	halves = boot_cpu_has(X86_FEATURE_PTI) ? 2 : 1;
+	n = halves * PTRS_PER_PGD;
+	buf = kvmalloc_array(2 * halves, PAGE_SIZE, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	loaded = (const u64 *)buf;
+	own = (const u64 *)(buf + halves * PAGE_SIZE);
+
+	cpu = get_cpu();
+	local_irq_save(flags);
+	root = __read_cr3() & CR3_ADDR_MASK;
+	ret = -EFAULT;
+	if (pfn_valid(PHYS_PFN(root)) &&
+	    (halves == 1 || pfn_valid(PHYS_PFN(root) + 1)) &&
+	    !copy_from_kernel_nofault(buf, __va(root), halves * PAGE_SIZE) &&
+	    !copy_from_kernel_nofault(buf + halves * PAGE_SIZE, mm->pgd,
+				      halves * PAGE_SIZE))
+		ret = 0;
+	local_irq_restore(flags);
+	put_cpu();
+	if (ret) {
+		pr_warn("mm_pgd: cpu %d: cannot read the root at %pa in CR3 or mm->pgd\n",
+			cpu, &root);
+		goto out;
+	}
+
+	for (i = 0; i < n; i++) {
+		if (i % PTRS_PER_PGD == win || loaded[i] == own[i])
+			continue;
+		if (first < 0)
+			first = i;
+		differ++;
+	}
+	/* Not pgd_none(): with the P4D folded at run time, it is 0. */
+	for (i = PTRS_PER_PGD / 2; i < PTRS_PER_PGD; i++)
+		kentries += !!(own[i] & _PAGE_PRESENT);
+	seq_printf(m, "cpu=%d node=%d own=%d pgd_node=%d differ=%u first=%ld kernel_entries=%u\n",
+		   cpu, cpu_to_node(cpu), root == __pa(mm->pgd),
+		   ktv_pfn_node(PHYS_PFN(root)), differ, first, kentries);
+out:
+	kvfree(buf);
+	return ret;
+}
+
+DEFINE_SHOW_ATTRIBUTE(ktv_mm_pgd);
+
+/*
  * highmap_alias: a page of the kernel image is mapped twice, in the direct
  * map and in the kernel's high map. Made uncached through the direct map
  * (set_memory_uc()), its high-map alias must become uncached too, in the
@@ -1059,6 +1143,7 @@ static int __init ktv_init(void)
 	debugfs_create_file("code", 0600, ktv_dir, NULL, &ktv_code_fops);
 	debugfs_create_file("highmap_alias", 0400, ktv_dir, NULL,
 			    &ktv_highmap_alias_fops);
+	debugfs_create_file("mm_pgd", 0400, ktv_dir, NULL, &ktv_mm_pgd_fops);
 	pr_info("text %lu KiB, rodata %lu KiB, %d-level paging, %u nodes\n",
 		(etext - stext) >> 10, (erodata - srodata) >> 10,
 		pgtable_l5_enabled() ? 5 : 4, nr_node_ids);
