@@ -456,11 +456,23 @@ ktv_load_tested() {
 # (command line): nodes booted without a copy (fault injection), whose
 # CPUs the verifier then expects on the nearest node that has one.
 ktv_load_verifier() {
+	# The verifier expects a copy on every node with memory but those it
+	# is told have none: those booted without one (ktv_nocopy), and on a
+	# replicating kernel every node with memory that ktv_copy_nodes does
+	# not count (no CPU nearest to it, or sharing a copy within
+	# ktv_share_distance).
+	_nc=${ktv_nocopy:-}
+	if [ "${ktv_expect:-0}" = 1 ]; then
+		_cn=" $(ktv_copy_nodes) "
+		for _m in $(ktv_expand "$(cat /sys/devices/system/node/has_memory)"); do
+			case "$_cn" in *" $_m "*) ;; *) _nc=${_nc:+$_nc,}$_m ;; esac
+		done
+	fi
 	insmod "$KTV_MODS/ktext_verify.ko" stext="$(ktv_sym _stext)" \
 		etext="$(ktv_sym _etext)" srodata="$(ktv_sym __start_rodata)" \
 		erodata="$(ktv_sym __end_rodata)" sdata="$(ktv_sym _sdata)" \
 		kend="$(ktv_sym _end)" always_copy=1 \
-		${ktv_nocopy:+no_copy="$ktv_nocopy"}
+		${_nc:+no_copy="$_nc"}
 }
 
 # ktv_kmemleak_scan: scan twice (an object must look unreferenced twice to
