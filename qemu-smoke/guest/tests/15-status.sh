@@ -12,6 +12,7 @@
 #   (KERNEL_REPLICATION_DEFAULT_ON=n, no parameter: nothing reserved, the
 #   module area not split), or every allocation failing
 #   (fail_kernel_replication=): the status says inactive.
+# - a crash kernel (elfcorehdr=): nothing reserved, a log line says why.
 # - the option compiled out: no status file, no log line.
 
 # shellcheck source=../lib/ktv.sh
@@ -111,6 +112,12 @@ if [ "${ktv_expect:-0}" = 1 ]; then
 		ktap_diag "W+X checks passed: $passes, want $want"
 		ktap_check wx_checked_on_every_copy [ "$passes" -eq "$want" ]
 	fi
+elif grep -q 'elfcorehdr=' /proc/cmdline; then
+	# A crash kernel (is_kdump_kernel()): nothing reserved, whatever
+	# kernel_replication= says, so that crash memory is not spent on it.
+	status_check status_inactive grep -qx "active 0" "$KREPL_STATUS"
+	ktap_check kdump_message dmesg_has "kernel_replication: not in a crash kernel"
+	ktap_check no_copy_reserved sh -c '! dmesg | grep -q "kernel_replication: reserved"'
 elif grep -qw 'rodata=off' /proc/cmdline; then
 	if [ -e "$KREPL_STATUS" ]; then
 		while IFS= read -r l; do ktap_diag "status: $l"; done <"$KREPL_STATUS"

@@ -66,9 +66,24 @@ ktv_main() {
 	# kernel's SLIT, is the one the topology file gives (ktv_homes=, the
 	# nearest node with memory of each node), unless nodes were booted
 	# without a copy (16-degraded checks those).
+	# Nodes that share a copy within kernel_replication_share= use the
+	# nearest copy, not their own nearest memory: where that changes a
+	# node's home, the homes are the guest's (ktv_nearest_copy), and the
+	# host's cross-check of the SLIT is left to the rows without sharing.
+	_homes=${ktv_homes:-}
+	if [ "${ktv_expect:-0}" = 1 ] && [ -n "$_homes" ] && [ "$(ktv_share_distance)" -gt 10 ]; then
+		_shared=$(for _n in $(ktv_expand "$(cat /sys/devices/system/node/online)"); do
+			ktv_nearest_copy "$_n"
+		done | tr '\n' ':')
+		_shared=${_shared%:}
+		if [ "$_shared" != "$_homes" ]; then
+			ktap_diag "homes with sharing within distance $(ktv_share_distance): $_shared (the topology's nearest memory: $_homes)"
+			_homes=$_shared
+		fi
+	fi
 	if [ -z "${ktv_nocopy:-}" ]; then
 		# shellcheck disable=SC2016 # awk's own fields
-		ktap_check expected_nodes_as_in_topology ktv_diag_run awk -v homes="${ktv_homes:-}" '
+		ktap_check expected_nodes_as_in_topology ktv_diag_run awk -v homes="$_homes" '
 			BEGIN { n = split(homes, h, ":") }
 			/^cpu=.* region=/ {
 				delete f
