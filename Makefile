@@ -123,16 +123,21 @@ selftest: build
 	@checks/harness-selftest.sh
 
 # The meter's assertions are about a kernel without replication (remote
-# fetches on the node without the image): the base kernel, or with
-# METER=off REV built with the option off, which 'make check' has already
-# built for the smoke matrix (a base build would add ten minutes to CI).
-# METER=off also boots REV built with CONFIG=$${METER_SERIES:-smoke}, which
-# replicates, and compares their steady states: that build must exist.
+# fetches on the node without the image): the base kernel; with
+# METER=off, REV built with the option off; with METER=runtime-off (make
+# check: no second build), REV's smoke build booted with
+# kernel_replication=off. METER=off and runtime-off also boot REV built
+# with CONFIG=$${METER_SERIES:-smoke}, which replicates, and compare their
+# steady states: that build must exist.
 meter: deps
 ifeq ($(METER),off)
 	@CONFIG=smoke-off $(S)/build.sh
 	@CONFIG=smoke-off $(S)/initramfs.sh
 	@CONFIG_ASKED="$${CONFIG:-}" CONFIG=smoke-off METER_SERIES=$${METER_SERIES:-smoke} checks/meter.sh
+else ifeq ($(METER),runtime-off)
+	@CONFIG=smoke $(S)/build.sh
+	@CONFIG=smoke $(S)/initramfs.sh
+	@CONFIG_ASKED="$${CONFIG:-}" CONFIG=smoke METER_OFF_WORDS=kernel_replication=off METER_SERIES=smoke checks/meter.sh
 else
 	@REV=base $(S)/tree.sh
 	@REV=base CONFIG=smoke $(S)/build.sh
@@ -182,8 +187,9 @@ check: deps
 	@$(S)/step.sh tree $(MAKE) --no-print-directory tree
 	@$(S)/step.sh matrix $(S)/run-matrix.sh check
 	@CONFIG=smoke $(S)/step.sh selftest checks/harness-selftest.sh
-	@$(S)/step.sh fault-boots $(S)/fault-boots.sh
-	@$(S)/step.sh meter $(MAKE) --no-print-directory meter METER=off
+	@CONFIG_FAULTS=smoke $(S)/step.sh fault-boots $(S)/fault-boots.sh
+	@$(S)/step.sh meter $(MAKE) --no-print-directory meter METER=runtime-off
+	@CONFIG=smoke $(S)/step.sh tlb checks/tlb.sh
 	@$(S)/step.sh newest $(S)/check-newest.sh
 	@$(S)/step.sh --summary
 

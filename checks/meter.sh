@@ -429,17 +429,21 @@ plugin_dir=$WORK/plugin
 make -s -C "$REPO/qemu-smoke/plugin" O="$plugin_dir" || die "building the locality meter failed"
 kernel=$BUILD/arch/x86/boot/bzImage
 [ -f "$kernel" ] || die "no $kernel: run 'make build REV=$REV'"
-out=$WORK/results/meter-$BASE-$REV-$CONFIG
+# METER_OFF_WORDS: kernel parameters that make the baseline boots not
+# replicate (make meter METER=runtime-off: kernel_replication=off on the
+# very build that METER_SERIES then boots replicating), kept apart in
+# their own results folder.
+out=$WORK/results/meter-$BASE-$REV-$CONFIG${METER_OFF_WORDS:+-runtime-off}
 rc=0
-# meter_boot BUILD OUT TOPOLOGY: boot BUILD's kernel and initramfs on
-# TOPOLOGY under the meter with the meter guest (ktv_suite=meter: phase 1
+# meter_boot BUILD OUT TOPOLOGY [WORDS]: boot BUILD's kernel and
+# initramfs on TOPOLOGY (with the kernel parameters WORDS) under the meter with the meter guest (ktv_suite=meter: phase 1
 # after boot, then a kbench phase per node), report in OUT/locality.txt.
 # nokaslr: the image at 64M, on node 0, whole. With KASLR it can straddle
 # the node boundary (a few percent of boots), and then the image node's
 # vCPUs rightly fetch part of it remotely.
 meter_boot() {
 	BUILD=$1 TIMEOUT=${TIMEOUT:-300} boot_guest "$3" "$3" "meter ${1##*/}" \
-		"nokaslr ktv_suite=meter" --out "$2" --meter "$plugin_dir/locality.so" ||
+		"nokaslr ktv_suite=meter${4:+ $4}" --out "$2" --meter "$plugin_dir/locality.so" ||
 		{ say "$3: the guest under the meter failed (logs in $2)"; return 1; }
 	[ -f "$2/locality.txt" ] || { say "$3: no meter report $2/locality.txt"; return 1; }
 	awk -v t="$3" '/^vcpu=/ { printf "  %s: %s %s %s %s %s %s\n", t, $1, $2, $4, $5, $6, $NF }' \
@@ -452,7 +456,7 @@ ignores_filter TOPO "${TOPO:-}" "the meter's assertions are made on 1node and 2n
 	ignores_filter CONFIG "$CONFIG_ASKED" "the meter boots $CONFIG${METER_SERIES:+ and $METER_SERIES}"
 for topo in 1node 2node; do
 	topo_file=$REPO/qemu-smoke/topologies/$topo.topo
-	meter_boot "$BUILD" "$out/$topo" "$topo" || { rc=1; continue; }
+	meter_boot "$BUILD" "$out/$topo" "$topo" "${METER_OFF_WORDS:-}" || { rc=1; continue; }
 	report=$out/$topo/locality.txt
 	meter_assert_all "$topo_file" "$report" >&2 || { say "$topo: the meter report is wrong (above): $report"; rc=1; }
 	meter_steady "$topo_file" "$report" "$out/$topo/ktap.log" >&2 ||

@@ -24,7 +24,8 @@ krepl_dmesg() {
 
 if grep -q 'fail_kernel_replication=1,100,0,-1' /proc/cmdline; then
 	krepl_dmesg
-	ktap_check no_replica_message dmesg_has "no replica could be made, running without"
+	# series-v5 says "copy" where v4 and older said "replica".
+	ktap_check no_replica_message dmesg_re "no (replica|copy) could be (made|reserved), running without"
 	ktap_check status_inactive grep -qx "active 0" "$KREPL_STATUS"
 elif [ -n "${ktv_nocopy:-}" ]; then
 	krepl_dmesg
@@ -34,8 +35,8 @@ elif [ -n "${ktv_nocopy:-}" ]; then
 		ktap_diag "node $n has no copy; nearest node with one: ${m:-none}"
 		# Why it has none: no memory for the copy, the copy's direct
 		# map could not be made read-only, or no memory for its tables.
-		ktap_check "node${n}_no_copy_message" dmesg_re "node $n: (no memory for a .* replica, it will use another node's|the replica's direct map cannot be made read-only, no replica|no memory for the replica's page tables)"
-		ktap_check "node${n}_uses_node${m}" dmesg_re "node $n uses the replica of node $m\$"
+		ktap_check "node${n}_no_copy_message" dmesg_re "node $n: (no memory for a .* (replica|copy), it will use another node's|the (replica|copy)'s direct map cannot be made read-only, no (replica|copy)|no memory for the (replica|copy)'s page tables)"
+		ktap_check "node${n}_uses_node${m}" dmesg_re "node $n uses the (replica|copy) of node $m\$"
 		ktap_check "node${n}_status_node${m}" grep -q "^node=$n replica=$m " "$KREPL_STATUS"
 	done
 else
