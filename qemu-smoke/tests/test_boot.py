@@ -103,6 +103,54 @@ class BadInput(unittest.TestCase):
         self.assertIn("bad line", err)
 
 
+class StaleInt3Retry(unittest.TestCase):
+    """Under multi-threaded TCG a boot that QEMU broke with a stale
+    translation of patched code (guestlog.stale_int3) is booted once more;
+    its logs are kept; single-threaded, or a second time, it fails."""
+    ktap = ("KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: 10-boot\n"
+            "    ok 1 nodes_as_in_topology\nok 1 10-boot\n# ktv: tests done\n")
+
+    def boot_with(self, consoles, *extra):
+        with open(os.path.join(HERE, "data", "real-v5-mttcg-stale-int3.console"),
+                  encoding="utf-8") as f:
+            stale = f.read()
+        runs = []
+
+        def fake_qemu(qemu, _timeout):
+            console, ktap = (f.split(":", 1)[1] for f in qemu if f.startswith("file:"))
+            text = stale if consoles[len(runs)] == "stale" else "[ 1.0] fine\n"
+            runs.append(text)
+            for path, body in ((console, text), (ktap, self.ktap)):
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(body)
+            return None
+
+        with tempfile.TemporaryDirectory() as out:
+            argv = ["boot.py", "--kernel", __file__, "--initrd", __file__, "--topo",
+                    os.path.join(SMOKE, "topologies", "2node.topo"), "--out", out,
+                    "--no-inventory", *extra]
+            stdout = io.StringIO()
+            with mock.patch.object(sys, "argv", argv), mock.patch.object(boot, "run_qemu", fake_qemu), \
+                    contextlib.redirect_stdout(stdout):
+                rc = boot.main()
+            kept = os.path.exists(os.path.join(out, "stale-int3", "console.log"))
+        return rc, len(runs), kept, stdout.getvalue()
+
+    def test_booted_again_under_mttcg(self):
+        rc, runs, kept, out = self.boot_with(["stale", "clean"], "--mttcg")
+        self.assertEqual((rc, runs, kept), (0, 2, True), out)
+        self.assertIn("stale translation of patched code", out)
+
+    def test_not_again_single_threaded(self):
+        rc, runs, _, out = self.boot_with(["stale", "clean"])
+        self.assertEqual((rc, runs), (2, 1), out)
+        self.assertIn("splat: [  189.203182] Oops: int3: 0000 [#1] SMP PTI", out)
+
+    def test_twice_fails(self):
+        rc, runs, _, out = self.boot_with(["stale", "stale"], "--mttcg")
+        self.assertEqual((rc, runs), (2, 2), out)
+
+
 class Rejudge(unittest.TestCase):
     """--rejudge: the logs of a boot judged again with the options it was
     booted with (OUT/boot.args) and today's inventory."""

@@ -12,7 +12,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SMOKE = os.path.dirname(HERE)
 sys.path.insert(0, SMOKE)
 
-from guestlog import SkipRules, judge, parse_ktap, scan_console  # noqa: E402
+from guestlog import SkipRules, judge, parse_ktap, scan_console, stale_int3  # noqa: E402
 
 
 def data(name):
@@ -307,6 +307,30 @@ class RecordedRuns(unittest.TestCase):
         j = judge("\n".join(console), data("real-v3-2node-prot.ktap"), label="6.12-v3-smoke",
                   topo="2node/prot", rules=RULES, expect_faults=True)
         self.assertTrue(j.verdict.startswith("SPLAT in expect-fault window"), j.verdict)
+
+
+class StaleInt3(unittest.TestCase):
+    """QEMU's multi-threaded TCG running an int3 that memory no longer holds
+    (guestlog.INT3_OOPS); the console is series-v5's under the meter, 2node."""
+    REAL = "real-v5-mttcg-stale-int3.console"
+
+    def test_recorded_boot_is_stale_int3(self):
+        self.assertTrue(stale_int3(data(self.REAL)))
+
+    def test_int3_left_in_memory_is_the_kernels(self):
+        console = data(self.REAL).replace("90 0f <1f> 44", "90 cc <1f> 44")
+        self.assertFalse(stale_int3(console))
+
+    def test_another_splat_is_not_forgiven(self):
+        console = data(self.REAL).replace("Oops: int3: 0000 [#2]",
+                                          "WARNING: CPU: 2 at kernel/x.c:1 f+0x1/0x2\n"
+                                          "Oops: int3: 0000 [#2]")
+        self.assertFalse(stale_int3(console))
+
+    def test_other_oops_and_clean_consoles(self):
+        self.assertFalse(stale_int3(data("protect-2node.console")))
+        self.assertFalse(stale_int3(data("smoke-2node.console")))
+        self.assertFalse(stale_int3(data(self.REAL).replace("Code: ", "Cod: ")))
 
 
 if __name__ == "__main__":
