@@ -37,14 +37,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "touch.h"
+
 #define KREPL "/sys/kernel/debug/kernel_replication/"
 #define MM_PGD "/sys/kernel/debug/ktext_verify/mm_pgd"
 #define PASSES 50
 #define PASS_GAP_US 10000
-
-#define MPOL_BIND		2
-#define MPOL_F_NODE		(1 << 0)
-#define MPOL_F_ADDR		(1 << 1)
 
 /* Print the lines of FILE that start with PREFIX, without their newlines. */
 static void show(const char *file, const char *prefix)
@@ -127,67 +125,6 @@ static int wait_node_pgd(int ncpus, char **cpus)
 	printf("%s", lines);
 	printf("node PGD %s after %d pass(es)\n", own0 ? "loaded" : "never loaded", p - 1);
 	return 1;
-}
-
-static long long lo, hi;
-
-/* Is the page at @addr in [lo, hi)? -1: pagemap unreadable or no PFN. */
-static int in_range(int pagemap, void *addr, long page)
-{
-	uint64_t e;
-
-	if (pread(pagemap, &e, sizeof(e), (uintptr_t)addr / page * sizeof(e)) != sizeof(e) ||
-	    !(e & (1ULL << 63)) || !(e & ((1ULL << 55) - 1)))
-		return -1;
-	e = (e & ((1ULL << 55) - 1)) * page;
-	return e >= (uint64_t)lo && e < (uint64_t)hi;
-}
-
-/* -t on this CPU: 0 when every page was right, on NODE, some in range. */
-static int touch(int node, size_t bytes)
-{
-	unsigned long mask[16] = { 0 };
-	long page = sysconf(_SC_PAGESIZE);
-	size_t off, bad = 0, elsewhere = 0, inside = 0, unknown = 0;
-	int pagemap = open("/proc/self/pagemap", O_RDONLY);
-	char *p;
-
-	mask[node / 64] = 1UL << (node % 64);
-	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED) {
-		perror("mmap");
-		return 1;
-	}
-	if (syscall(SYS_mbind, p, bytes, MPOL_BIND, mask, 1024, 0)) {
-		perror("mbind");
-		munmap(p, bytes);
-		return 1;
-	}
-	for (off = 0; off < bytes; off += page)
-		p[off] = (char)(off / page) | 1;
-	for (off = 0; off < bytes; off += page) {
-		int where = -1;
-
-		bad += p[off] != ((char)(off / page) | 1);
-		if (syscall(SYS_get_mempolicy, &where, NULL, 0, p + off,
-			    MPOL_F_NODE | MPOL_F_ADDR) || where != node)
-			elsewhere++;
-		switch (in_range(pagemap, p + off, page)) {
-		case 1:
-			inside++;
-			break;
-		case -1:
-			unknown++;
-			break;
-		}
-	}
-	munmap(p, bytes);
-	if (pagemap >= 0)
-		close(pagemap);
-	printf("touched node %d: %zu pages, %zu read back wrong, %zu elsewhere, %zu in the range, %zu unknown\n",
-	       node, bytes / page, bad, elsewhere, inside, unknown);
-	return bad || elsewhere || !inside;
 }
 
 int main(int argc, char **argv)

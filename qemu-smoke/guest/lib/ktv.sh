@@ -475,6 +475,27 @@ ktv_load_verifier() {
 		${_nc:+no_copy="$_nc"}
 }
 
+# ktv_verifier_borrow: load the verifier unless something loaded it
+# already, and say in KTV_BORROWED whether this caller did (1: it must
+# ktv_verifier_return when done, so that the next suite loads its own). A
+# failed load leaves a diagnostic and KTV_BORROWED=0; the caller's check
+# of the file it needs then fails.
+ktv_verifier_borrow() {
+	KTV_BORROWED=0
+	[ ! -d /sys/module/ktext_verify ] || return 0
+	if ktv_load_verifier; then
+		KTV_BORROWED=1
+	else
+		ktap_diag "insmod ktext_verify.ko failed"
+		ktv_dmesg_tail
+	fi
+}
+
+ktv_verifier_return() {
+	[ "${KTV_BORROWED:-0}" = 0 ] || rmmod ktext_verify
+	KTV_BORROWED=0
+}
+
 # ktv_kmemleak_scan: scan twice (an object must look unreferenced twice to
 # be reported), keep the report in /tmp/kmemleak.txt, print its leak count.
 # Fails (prints nothing) when kmemleak cannot scan: it registers its debugfs

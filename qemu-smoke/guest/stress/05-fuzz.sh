@@ -232,15 +232,7 @@ else
 	# 10-stress loads it again), and a missing mm_pgd fails the test.
 	# Series-v4's build_min_ns at 0 meanwhile, where the revision has it.
 	[ "${ktv_node_pgds:-0}" = 1 ] || exit 0
-	_ktv_loaded=0
-	if [ ! -d /sys/module/ktext_verify ]; then
-		if ktv_load_verifier; then
-			_ktv_loaded=1
-		else
-			ktap_diag "insmod ktext_verify.ko failed"
-			ktv_dmesg_tail
-		fi
-	fi
+	ktv_verifier_borrow
 	if [ ! -r "$KTV_DBG/ktext_verify/mm_pgd" ]; then
 		ktap_fail fuzz_then_node_pgds_equal "ktv_node_pgds=1 but no $KTV_DBG/ktext_verify/mm_pgd (the verifier ktext_verify.ko did not load)"
 		exit 0
@@ -253,7 +245,7 @@ else
 	pgdrace ${_z:+"$_z"} 10 200 >/tmp/fuzz/pgdrace.out 2>&1
 	_rc=$?
 	[ -z "$_min" ] || echo "$_min" >"$_mns"
-	[ "$_ktv_loaded" = 0 ] || rmmod ktext_verify
+	ktv_verifier_return
 	if [ "$_rc" = 0 ]; then
 		ktap_diag "$(tail -n 1 /tmp/fuzz/pgdrace.out)"
 	else

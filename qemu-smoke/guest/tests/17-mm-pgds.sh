@@ -26,15 +26,10 @@ KTV_MM_PGD=$KTV_DBG/ktext_verify/mm_pgd
 # CPU's root against the reader's mm->pgd. Loaded here where the node PGD
 # tests run, unless something loaded it already, and removed at the end
 # (20-verifier loads it again).
-_ktv_loaded=0
+KTV_BORROWED=0
 if [ "${ktv_expect:-0}" = 1 ] && [ "${ktv_nodes:-1}" -ge 2 ] &&
-	[ "${ktv_node_pgds:-0}" = 1 ] && [ ! -d /sys/module/ktext_verify ]; then
-	if ktv_load_verifier; then
-		_ktv_loaded=1
-	else
-		ktap_diag "insmod ktext_verify.ko failed"
-		ktv_dmesg_tail
-	fi
+	[ "${ktv_node_pgds:-0}" = 1 ]; then
+	ktv_verifier_borrow
 fi
 
 # pgds_held_ok BUILDS PAGES: PAGES is BUILDS PGDs of one page each, or of
@@ -296,4 +291,4 @@ if [ "$_races" = 1 ]; then
 	[ "$_rc" = 0 ] || grep -v '^pgdrace:' /tmp/pgdrace-hot.out | while IFS= read -r l; do ktap_diag "$l"; done
 	ktap_check node_pgds_equal_across_cpu_hotplug [ "$_rc$_bad" = 00 ]
 fi
-[ "$_ktv_loaded" = 0 ] || rmmod ktext_verify
+ktv_verifier_return

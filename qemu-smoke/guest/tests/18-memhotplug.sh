@@ -46,16 +46,9 @@ else
 	# loaded here unless something loaded it already, and node PGDs per
 	# mm (ktv_node_pgds=1, from the host): there, a missing mm_pgd fails
 	# the test instead of leaving it out.
-	_verify=0 _ktv_loaded=0
+	_verify=0
 	if [ "${ktv_expect:-0}" = 1 ] && [ "${ktv_node_pgds:-0}" = 1 ]; then
-		if [ ! -d /sys/module/ktext_verify ]; then
-			if ktv_load_verifier; then
-				_ktv_loaded=1
-			else
-				ktap_diag "insmod ktext_verify.ko failed"
-				ktv_dmesg_tail
-			fi
-		fi
+		ktv_verifier_borrow
 		_verify=missing
 		[ ! -r "$KTV_MM_PGD" ] || _verify=1
 	fi
@@ -142,5 +135,5 @@ else
 	for _b in $(blocks_of "$_addr" "$_mib" "$_bs"); do
 		echo offline >"$MEM/memory$_b/state" || ktap_diag "memory$_b: could not go offline"
 	done
-	[ "$_ktv_loaded" = 0 ] || rmmod ktext_verify
+	ktv_verifier_return
 fi
