@@ -22,6 +22,8 @@
 #                             stops the suite
 #   # append: WORDS           boot with these kernel parameters
 #   # tlb-shape: E:W          (tlb) the model with a smaller TLB
+#   # tlb-topo: TOPO          (tlb) on qemu-smoke/topologies/TOPO.topo
+#                             (default: the TLB check's, 2node)
 # For tlb, the unmutated build is checked first with the same parameters
 # and shape (once per set): a mutant whose baseline fails too would show
 # nothing, and fails this script. A boot mutant's baseline is make smoke's.
@@ -46,7 +48,7 @@ header() { sed -n "/^diff /q; s/^# $2: //p" "$1"; }
 
 # tlb_baseline APPEND-WORDS: the unmutated build passes the check with them.
 tlb_baseline() {
-	local key=${1// /_}${TLB_SHAPE:+-tlb$TLB_SHAPE}
+	local key=${1// /_}${TLB_SHAPE:+-tlb$TLB_SHAPE}${TLB_TOPO:+-$TLB_TOPO}
 	case "$baselines" in *" $key=ok "*) return 0 ;; *" $key=fail "*) return 1 ;; esac
 	if APPEND="${APPEND:-} $1" TLB_NAME="baseline${key:+-$key}" "$REPO/checks/tlb.sh"; then
 		baselines="$baselines$key=ok "
@@ -129,10 +131,12 @@ for patch in "$dir"/*.patch; do
 	tlb)
 		append=$(header "$patch" append | head -1)
 		shape=$(header "$patch" tlb-shape | head -1)
-		if ! TLB_SHAPE=$shape tlb_baseline "$append"; then
+		topo=$(header "$patch" tlb-topo | head -1)
+		if ! TLB_TOPO=$topo TLB_SHAPE=$shape tlb_baseline "$append"; then
 			say "FAIL: mutant $name: $REV itself fails the TLB check with '${append:-no parameter}': the mutant would show nothing"
 			failed=$((failed + 1))
-		elif BUILD_SUFFIX=-mutant-$name APPEND="${APPEND:-} $append" TLB_SHAPE=$shape "$REPO/checks/tlb.sh"; then
+		elif BUILD_SUFFIX=-mutant-$name APPEND="${APPEND:-} $append" TLB_TOPO=$topo TLB_SHAPE=$shape \
+			"$REPO/checks/tlb.sh"; then
 			say "FAIL: mutant $name passed the TLB check: the check does not see that flush"
 			failed=$((failed + 1))
 		else

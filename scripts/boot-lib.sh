@@ -83,6 +83,8 @@ guest_facts() {
 	# kernel_replication_share=: the kernel's default distance within
 	# which a node with CPUs shares a copy (15-status's count of copies).
 	if has_feature share_distance; then words+=(ktv_share=12); fi
+	# The W+X check of user page tables walks every node's user window.
+	if has_feature node_user_wx; then words+=(ktv_user_wx=1); fi
 	if has_feature node_pgds; then
 		words+=(ktv_node_pgds=1)
 		# page_owner=on: a v3 debug row did not finish 30-patching within
