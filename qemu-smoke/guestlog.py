@@ -229,8 +229,7 @@ def stale_int3(console):
                 not any(c in line for c in INT3_CONSEQUENCES):
             return False
     for i in headers:
-        code = next((CODE_AT_RIP.search(line) for line in lines[i + 1:]
-                     if CODE_AT_RIP.search(line)), None)
+        code = next((m for m in map(CODE_AT_RIP.search, lines[i + 1:]) if m), None)
         if code is None or code.group(1) == "cc":
             return False
     return True
