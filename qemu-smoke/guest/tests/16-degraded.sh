@@ -36,7 +36,9 @@ elif [ -n "${ktv_nocopy:-}" ]; then
 		# Why it has none: no memory for the copy, the copy's direct
 		# map could not be made read-only, or no memory for its tables.
 		ktap_check "node${n}_no_copy_message" dmesg_re "node $n: (no memory for a .* (replica|copy), it will use another node's|the (replica|copy)'s direct map cannot be made read-only, no (replica|copy)|no memory for the (replica|copy)'s page tables)"
-		ktap_check "node${n}_uses_node${m}" dmesg_re "node $n uses the (replica|copy) of node $m\$"
+		# v4 and older print a line per node; v5 one line for all,
+		# "copy used by each node (node:copy): 0:0 1:2 ...".
+		ktap_check "node${n}_uses_node${m}" dmesg_re "node $n uses the (replica|copy) of node $m\$|copy used by each node \(node:copy\):.* $n:$m( |\$)"
 		ktap_check "node${n}_status_node${m}" grep -q "^node=$n replica=$m " "$KREPL_STATUS"
 	done
 else
