@@ -151,7 +151,8 @@ range=$(awk '$3 == "__start_rodata" { s = $1 } $3 == "__end_rodata" { e = $1 }
 opts=(--meter "$plugin_dir/locality.so"
 	--meter-args "tlb=on,data=on,rodata=$range${TLB_SHAPE:+,tlb_shape=$TLB_SHAPE}")
 ! expects_replication || opts+=(--expect-repl)
-TIMEOUT=${TLB_TIMEOUT:-900} boot_guest "$name" "$topo" "tlb" \
+# The label names the revision, for qemu-smoke/expected-skips' rules.
+TIMEOUT=${TLB_TIMEOUT:-900} boot_guest "$name" "$topo" "$BASE-$REV-$CONFIG-tlb" \
 	"nokaslr ktv_only=$suites" \
 	"${opts[@]}" ||
 	die "the guest failed under the TLB model: $out"
