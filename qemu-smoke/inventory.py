@@ -26,7 +26,8 @@ FACT_NAMES = {"base", "rev", "config", "label", "suite", "built", "default_off",
               "True", "False", "None"}
 # The features a series-vN/expect may declare (qemu-smoke/matrix/README.md).
 FEATURES = {"image", "status", "module_copies", "kunit", "node_pgds", "user_window", "code_copies", "jit_limit",
-            "lazy_pgds", "far_copy", "share_distance", "table_pools", "node_user_wx"}
+            "lazy_pgds", "far_copy", "share_distance", "table_pools", "node_user_wx",
+            "pgd_worker"}
 SUITES = {"tests", "protect", "stress", "bench", "meter", "selftest"}
 ALLOWED_NODES = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not,
                  ast.Compare, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE,

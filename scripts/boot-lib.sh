@@ -80,6 +80,8 @@ guest_facts() {
 	# Each mm bound to a node lazily, foreign elsewhere until its node PGD
 	# is built, with window flushes counted (35-faults).
 	if has_feature lazy_pgds; then words+=(ktv_lazy=1); fi
+	# A worker, not the task, builds node PGDs: a fork allocates none.
+	if has_feature pgd_worker; then words+=(ktv_pgd_worker=1); fi
 	# kernel_replication_share=: the kernel's default distance within
 	# which a node with CPUs shares a copy (15-status's count of copies).
 	if has_feature share_distance; then words+=(ktv_share=12); fi
