@@ -73,11 +73,16 @@ else
 	# copies (the feature table_pools: series-v5) asks, after the three
 	# reservations, for each node's pool first: a PGD (8 KiB with PTI
 	# built in, as every configuration here has it) and a page per pool
-	# entry (3, and one per 2 MiB block of the copy). The first pool
-	# failing is the tables case; protect fails after all three pools.
+	# entry (3, and one per 2 MiB block of the copy), and with module
+	# copies (part 2) the module area's PMD page and 4 spare PTE tables
+	# (KREPL_MOD_SPARE_TABLES; the master has no PTE table above the
+	# split before the first module loads). The first pool failing is
+	# the tables case; protect fails after all three pools.
 	inventory_args
 	if has_feature table_pools; then
-		pool=$((8192 + (3 + size / (2 << 20)) * 4096))
+		mod=0
+		if has_feature module_copies; then mod=5; fi
+		pool=$((8192 + (3 + mod + size / (2 << 20)) * 4096))
 		tables_space=$((3 * size + 1)) protect_space=$((3 * size + 3 * pool + 1))
 	fi
 fi
